@@ -1,0 +1,43 @@
+# make run: set up (venv, packages, demo index) and start the app.  make test: set up and run the tests.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+DEMO := assets/packs/demo
+HOST ?= 127.0.0.1
+PORT ?= 8501
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export ANONYMIZED_TELEMETRY := False
+
+.PHONY: run test venv index bench browser-deps clean
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt > $(VENV)/pip.log 2>&1 \
+		|| (cat $(VENV)/pip.log; exit 1)
+	$(PY) -m pip check
+	touch $(STAMP)
+
+index: $(STAMP)
+	$(PY) -m engine index --pack $(DEMO)
+
+run: $(STAMP)
+	$(PY) -m engine index --pack $(DEMO)
+	$(VENV)/bin/streamlit run app.py --server.address $(HOST) --server.port $(PORT)
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+bench: $(STAMP)
+	$(PY) bench/retrieval.py
+	$(PY) bench/methods.py
+
+# Debian's Chromium for the real-browser test (never `playwright install`: it downloads a browser).
+browser-deps:
+	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium chromium-driver)
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,169 @@
+"""Command line: ask, eval, index, ingest, import-hotpot. Bad input prints a clear message and exits 2."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from engine.errors import RagscopeError
+
+USAGE_ERROR = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return args.handler(args)
+    except RagscopeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m engine", description="ragscope engine")
+    sub = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    ask = sub.add_parser("ask", help="answer one question and print the steps")
+    _pack_args(ask)
+    ask.add_argument("--method", default="vanilla", help="method id (default vanilla)")
+    ask.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                     help="method parameter, repeatable (e.g. -p k=8)")
+    ask.add_argument("--json", action="store_true", help="print the trace JSON instead of the steps")
+    ask.add_argument("question")
+    ask.set_defaults(handler=_ask)
+
+    ev = sub.add_parser("eval", help="evaluate methods on the pack's questions")
+    _pack_args(ev)
+    ev.add_argument("--method", default="vanilla", help="method id(s), comma-separated")
+    ev.add_argument("--limit", type=int, default=0, help="first N questions only")
+    ev.add_argument("--type", default="", help="only questions of these types, comma-separated")
+    ev.add_argument("--out", type=Path, default=None, help="folder for metrics.json, results.csv, traces")
+    ev.set_defaults(handler=_eval)
+
+    index = sub.add_parser("index", help="build or update the pack's dense index")
+    index.add_argument("--pack", type=Path, required=True)
+    index.set_defaults(handler=_index)
+
+    ingest = sub.add_parser("ingest", help="build a new pack from .txt/.md/.html/.pdf/.jsonl/.tsv/.csv files")
+    ingest.add_argument("paths", nargs="+", type=Path)
+    ingest.add_argument("--out", type=Path, required=True)
+    ingest.add_argument("--name", default="", help="pack name (default: the out folder's name)")
+    ingest.set_defaults(handler=_ingest)
+
+    hotpot = sub.add_parser("import-hotpot", help="HotpotQA (distractor or adversarial JSON) → pack")
+    hotpot.add_argument("file", type=Path)
+    hotpot.add_argument("--out", type=Path, required=True)
+    hotpot.set_defaults(handler=_import_hotpot)
+    return parser
+
+
+def _pack_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--pack", type=Path, required=True, help="knowledge pack folder")
+    parser.add_argument("--backend", default="offline", help="model backend (default offline)")
+
+
+def _workbench(args: argparse.Namespace):
+    from engine.knowledge.loader import load_pack
+    from engine.runner import Workbench
+
+    return Workbench(load_pack(args.pack), backend=args.backend)
+
+
+def _params(pairs: list[str]) -> dict[str, str]:
+    params = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise RagscopeError(f"parameter {pair!r} is not NAME=VALUE")
+        params[name.strip()] = value.strip()
+    return params
+
+
+def _ask(args: argparse.Namespace) -> int:
+    from engine.textview import format_step
+
+    workbench = _workbench(args)
+    run = workbench.start(args.question, args.method, _params(args.param))
+    for step in run:
+        if not args.json:
+            print(format_step(step), flush=True)
+    if args.json:
+        print(run.trace.to_json(indent=2))
+    return 0
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from engine.evaluation.report import format_tables
+    from engine.evaluation.runner import evaluate, summarise, write_report
+    from engine.methods.base import get_method
+
+    workbench = _workbench(args)
+    methods = [m.strip() for m in args.method.split(",") if m.strip()]
+    questions = list(workbench.pack.questions)
+    if args.type:
+        wanted = {t.strip() for t in args.type.split(",")}
+        questions = [q for q in questions if q.type in wanted]
+    questions = questions[: args.limit] if args.limit > 0 else questions
+    if not questions:
+        raise RagscopeError(f"pack {args.pack} has no questions to evaluate (questions.jsonl)")
+    for method in methods:  # unknown names fail now, not after an hour of evaluation
+        get_method(method)
+    workbench.retrieval.ensure_index()
+    with tqdm(total=len(methods) * len(questions), unit="q", file=sys.stderr) as bar:
+        results, traces = evaluate(workbench, methods, questions,
+                                   progress=lambda method, q, t: (bar.set_postfix_str(method), bar.update()))
+    report = write_report(args.out, results, traces) if args.out else summarise(results)
+    print(format_tables(report))
+    if args.out:
+        print(f"\nwrote {args.out / 'metrics.json'}, {args.out / 'results.csv'}, {args.out / 'traces.jsonl'}")
+    return 0
+
+
+def _index(args: argparse.Namespace) -> int:
+    import time
+
+    from tqdm import tqdm
+
+    from engine.knowledge.loader import load_pack
+    from engine.retrieval.suite import open_retrieval
+    from engine.settings import Settings
+
+    pack = load_pack(args.pack)
+    retrieval = open_retrieval(pack, Settings())
+    started = time.perf_counter()
+    with tqdm(total=len(retrieval.chunks), unit="chunk", file=sys.stderr) as bar:
+        report = retrieval.ensure_index(progress=lambda done, total: (bar.reset(total), bar.update(done)))
+    seconds = time.perf_counter() - started
+    print(f"index {retrieval.index.name}: {len(retrieval.chunks)} chunks; embedded {report.added}, "
+          f"kept {report.kept}, removed {report.removed} in {seconds:.1f} s")
+    return 0
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    from engine.knowledge.ingest import ingest_paths
+    from engine.knowledge.writer import write_pack
+
+    pack = ingest_paths(args.paths, name=args.name or args.out.name)
+    write_pack(pack, args.out)
+    print(f"wrote pack {args.out}: {len(pack.documents)} documents, {len(pack.triples)} triples")
+    return 0
+
+
+def _import_hotpot(args: argparse.Namespace) -> int:
+    from engine.evaluation.importers import import_hotpot
+    from engine.knowledge.writer import write_pack
+
+    pack = import_hotpot(args.file, name=args.out.name)
+    write_pack(pack, args.out)
+    print(f"wrote pack {args.out}: {len(pack.documents)} documents, {len(pack.questions)} questions")
+    return 0

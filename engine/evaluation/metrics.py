@@ -1,0 +1,73 @@
+"""Answer and retrieval metrics, one definition for every method (DESIGN §10)."""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engine.knowledge.records import INVALID_QUESTION
+from engine.tools.base import IDK
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = str.maketrans("", "", string.punctuation)
+RECALL_KS = (5, 10)
+
+
+def normalize(text: str) -> str:
+    """SQuAD normalisation: lower case, no punctuation, no articles, single spaces."""
+    return " ".join(_ARTICLES.sub(" ", text.lower().translate(_PUNCT)).split())
+
+
+def exact_match(answer: str, golds: Sequence[str]) -> float:
+    return float(any(normalize(answer) == normalize(g) for g in golds))
+
+
+def token_f1(answer: str, gold: str) -> float:
+    pred, ref = normalize(answer).split(), normalize(gold).split()
+    common = sum((Counter(pred) & Counter(ref)).values())
+    if not pred or not ref or common == 0:
+        return float(pred == ref)
+    precision, recall = common / len(pred), common / len(ref)
+    return 2 * precision * recall / (precision + recall)
+
+
+def contains(answer: str, gold: str) -> bool:
+    norm_gold = normalize(gold)
+    return bool(norm_gold) and re.search(rf"(?<!\w){re.escape(norm_gold)}(?!\w)", normalize(answer)) is not None
+
+
+@dataclass(frozen=True)
+class AnswerScores:
+    em: float
+    f1: float
+    acc: float
+    outcome: str  # correct | missing | hallucinated (CRAG)
+
+
+def score_answer(answer: str, golds: Sequence[str], qtype: str, refused: bool = False) -> AnswerScores:
+    """`set` questions score by the share of gold items named; others take the max over aliases."""
+    if qtype == "set":
+        share = sum(contains(answer, g) for g in golds) / len(golds) if golds else 0.0
+        em, acc = float(share == 1.0), share
+        f1 = token_f1(answer, " ".join(golds))
+    else:
+        em = exact_match(answer, golds)
+        f1 = max((token_f1(answer, g) for g in golds), default=0.0)
+        acc = float(any(contains(answer, g) for g in golds))
+    missing = refused or normalize(answer) in ("", normalize(IDK))
+    if any(normalize(g) == INVALID_QUESTION for g in golds):
+        missing = False  # refusing a false premise is the right answer, not a missing one
+    outcome = "correct" if acc == 1.0 else "missing" if missing else "hallucinated"
+    return AnswerScores(em=em, f1=f1, acc=acc, outcome=outcome)
+
+
+def recall_at(evidence: Sequence[str], supporting: Sequence[str], k: int | None) -> float | None:
+    """1.0 when every supporting doc is among the first k distinct evidence docs; None if no gold."""
+    if not supporting:
+        return None
+    ranked = list(dict.fromkeys(evidence))
+    window = set(ranked if k is None else ranked[:k])
+    return float(all(doc in window for doc in supporting))

@@ -1,0 +1,147 @@
+"""Evaluate methods over a pack's questions: per-question rows and aggregated metrics (DESIGN §10)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.errors import RagscopeError
+from engine.evaluation.metrics import RECALL_KS, recall_at, score_answer
+from engine.knowledge.records import Question
+from engine.runner import Workbench
+from engine.tools.base import IDK
+from engine.trace import AnswerStep, ErrorStep, Trace
+
+Progress = Callable[[str, Question, Trace], None]
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    method: str
+    question_id: str
+    type: str
+    question: str
+    gold: str
+    answer: str
+    refused: bool
+    outcome: str
+    em: float
+    f1: float
+    acc: float
+    recall_5: float | None
+    recall_10: float | None
+    recall_all: float | None
+    evidence_len: int
+    latency_ms: float
+    llm_calls: int
+    tokens: int
+    trace_id: str
+
+
+def score_trace(trace: Trace, question: Question) -> QuestionResult:
+    answer = trace.answer
+    text, refused = (answer.text, answer.refused) if answer else ("", True)
+    evidence = answer.evidence if answer else ()
+    scores = score_answer(text, question.answers, question.type, refused)
+    recall = {k: recall_at(evidence, question.supporting_docs, k) for k in RECALL_KS}
+    return QuestionResult(
+        method=trace.method, question_id=question.id, type=question.type, question=question.question,
+        gold=" | ".join(question.answers), answer=text, refused=refused, outcome=scores.outcome,
+        em=scores.em, f1=scores.f1, acc=scores.acc, recall_5=recall[5], recall_10=recall[10],
+        recall_all=recall_at(evidence, question.supporting_docs, None), evidence_len=len(evidence),
+        latency_ms=trace.totals.latency_ms, llm_calls=trace.totals.llm_calls,
+        tokens=trace.totals.tokens_in + trace.totals.tokens_out, trace_id=trace.id,
+    )
+
+
+def aggregate(results: Sequence[QuestionResult]) -> dict[str, Any]:
+    """Means over questions; recall over questions that have supporting docs only."""
+    n = len(results)
+    if n == 0:
+        return {"n": 0}
+    latencies = sorted(r.latency_ms for r in results)
+    outcomes = [r.outcome for r in results]
+
+    def mean(values: Sequence[float | None]) -> float | None:
+        kept = [v for v in values if v is not None]
+        return round(sum(kept) / len(kept), 4) if kept else None
+
+    correct, hallucinated = outcomes.count("correct") / n, outcomes.count("hallucinated") / n
+    return {
+        "n": n,
+        "em": mean([r.em for r in results]),
+        "f1": mean([r.f1 for r in results]),
+        "acc": mean([r.acc for r in results]),
+        "recall@5": mean([r.recall_5 for r in results]),
+        "recall@10": mean([r.recall_10 for r in results]),
+        "recall@all": mean([r.recall_all for r in results]),
+        "evidence_len": mean([float(r.evidence_len) for r in results]),
+        "latency_ms_median": round(statistics.median(latencies), 2),
+        "latency_ms_p90": round(latencies[min(n - 1, int(0.9 * n))], 2),
+        "correct": round(correct, 4),
+        "missing": round(outcomes.count("missing") / n, 4),
+        "hallucinated": round(hallucinated, 4),
+        "crag_score": round(correct - hallucinated, 4),
+        "llm_calls": mean([float(r.llm_calls) for r in results]),
+        "tokens": mean([float(r.tokens) for r in results]),
+    }
+
+
+def summarise(results: Sequence[QuestionResult]) -> dict[str, dict[str, Any]]:
+    """{method: {"overall": {...}, "by_type": {type: {...}}}}"""
+    report: dict[str, dict[str, Any]] = {}
+    for method in dict.fromkeys(r.method for r in results):
+        mine = [r for r in results if r.method == method]
+        types = sorted({r.type for r in mine})
+        report[method] = {
+            "overall": aggregate(mine),
+            "by_type": {t: aggregate([r for r in mine if r.type == t]) for t in types},
+        }
+    return report
+
+
+def evaluate(workbench: Workbench, methods: Sequence[str], questions: Sequence[Question],
+             params: dict[str, dict[str, Any]] | None = None,
+             progress: Progress | None = None) -> tuple[list[QuestionResult], list[Trace]]:
+    """Ask every question with every method; a failing question is scored, never fatal."""
+    results: list[QuestionResult] = []
+    traces: list[Trace] = []
+    for method in methods:
+        for question in questions:
+            try:
+                trace = workbench.ask(question.question, method, (params or {}).get(method), question.id)
+            except RagscopeError as exc:  # e.g. an over-long question in an imported dataset
+                trace = failed_trace(workbench, method, question, str(exc))
+            traces.append(trace)
+            results.append(score_trace(trace, question))
+            if progress:
+                progress(method, question, trace)
+    return results, traces
+
+
+def failed_trace(workbench: Workbench, method: str, question: Question, message: str) -> Trace:
+    steps = (ErrorStep(title="Question rejected", message=message, recoverable=False),
+             AnswerStep(title="Refused", text=IDK, refused=True, backend=workbench.backend))
+    head = Trace(id=f"failed-{method}-{question.id}", question=question.question[:200], method=method,
+                 backend=workbench.backend, model="", pack=workbench.pack.info.name, question_id=question.id)
+    return head.with_steps(steps, 0.0)
+
+
+def write_report(out: Path, results: Sequence[QuestionResult], traces: Sequence[Trace]) -> dict:
+    """metrics.json, per-question results.csv and traces.jsonl (so any row's trace can be opened)."""
+    out.mkdir(parents=True, exist_ok=True)
+    report = summarise(results)
+    (out / "metrics.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    with (out / "results.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(QuestionResult.__dataclass_fields__))
+        writer.writeheader()
+        writer.writerows(asdict(r) for r in results)
+    with (out / "traces.jsonl").open("w", encoding="utf-8") as handle:
+        for trace in traces:
+            handle.write(trace.to_json() + "\n")
+    return report

@@ -1,0 +1,1 @@
+"""Knowledge graphs: the pack's KG store, entity linking, query-specific graphs."""

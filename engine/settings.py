@@ -1,0 +1,41 @@
+"""One typed settings object read from RAGSCOPE_* environment variables (DESIGN §7)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEMO_PACK = REPO_ROOT / "assets" / "packs" / "demo"
+
+
+def _default_home() -> Path:
+    return Path(os.environ.get("RAGSCOPE_HOME", Path.home() / ".ragscope")).expanduser()
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where data lives and which encoder indexes it; the UI edits a session copy."""
+
+    home: Path = field(default_factory=_default_home)
+    embedder: str = field(default_factory=lambda: os.environ.get("RAGSCOPE_EMBEDDER", ""))
+    chroma_url: str = field(default_factory=lambda: os.environ.get("RAGSCOPE_CHROMA_URL", ""))
+    max_question_chars: int = 2000
+
+    @property
+    def index_dir(self) -> Path:
+        return self.home / "chroma"
+
+    @property
+    def runs_db(self) -> Path:
+        return self.home / "runs.sqlite3"
+
+
+def offline_environment() -> None:
+    """Make every library we use stay off the network unless the user points a backend at a server."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -1,0 +1,58 @@
+"""Plain-text rendering of steps for the terminal (the CLI's `ask` output)."""
+
+from __future__ import annotations
+
+from engine.trace import (
+    AnswerStep,
+    AttentionStep,
+    AttributesStep,
+    CalculationStep,
+    DecisionStep,
+    ErrorStep,
+    FeaturesStep,
+    GraphDeltaStep,
+    LlmCallStep,
+    RetrievalStep,
+    RulesMatchedStep,
+    Step,
+)
+
+
+def _clip(text: str, width: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def format_step(step: Step) -> str:
+    head = f"[{step.iteration}] {step.kind:<13} {step.title}  ({step.elapsed_ms:.0f} ms)"
+    return "\n".join([head, *(f"    {line}" for line in _body(step))])
+
+
+def _body(step: Step) -> list[str]:
+    if isinstance(step, RetrievalStep):
+        return [f"query: {_clip(step.query)}"] + [
+            f"{h.rank:>2}. {h.score:7.3f}  {h.chunk_id}  {h.title} — {_clip(h.text, 70)}" for h in step.hits]
+    if isinstance(step, RulesMatchedStep):
+        return [f"{r.id}  sim {r.similarity:.2f}  conf {r.confidence:.2f}  {_clip(r.text)}" for r in step.rules]
+    if isinstance(step, GraphDeltaStep):
+        return [f"+{len(step.added_nodes)} nodes, +{len(step.added_edges)} edges, "
+                f"-{len(step.pruned_nodes)} nodes, -{len(step.pruned_edges)} edges"] + [
+            f"{e.source} –{e.relation}→ {e.target}" for e in step.added_edges[:10]]
+    if isinstance(step, DecisionStep):
+        return [f"{step.action}: {_clip(step.detail)}"] if step.detail else [step.action]
+    if isinstance(step, LlmCallStep):
+        return [f"{step.role} via {step.backend}: {step.tokens_in}→{step.tokens_out} tokens",
+                f"output: {_clip(step.output)}"]
+    if isinstance(step, CalculationStep):
+        return [f"{step.expression} = {step.result}" if not step.error else f"{step.expression}: {step.error}"]
+    if isinstance(step, AttributesStep):
+        return [", ".join(f"{a.name}={a.value} ({a.confidence:.2f})" for a in step.labels)]
+    if isinstance(step, (FeaturesStep, AttentionStep)):
+        return [f"{len(getattr(step, 'rows', getattr(step, 'matrix', ())))} rows"]
+    if isinstance(step, ErrorStep):
+        return [("recoverable: " if step.recoverable else "fatal: ") + step.message]
+    if isinstance(step, AnswerStep):
+        cites = ", ".join(step.citations) or "none"
+        return [f"answer: {step.text}", f"confidence {step.confidence:.2f}; cites {cites}; "
+                f"by {step.backend} — {step.model}"]
+    return []

@@ -1,0 +1,50 @@
+"""Tool interfaces. Methods call these and never branch on the backend (DESIGN §3).
+
+Contract shared by every tool: it never raises on bad model output or unanswerable input; it
+returns its result plus the steps worth recording (an `llm_call`, a `calculation`, an `error`
+when a parser fell back), which the calling method yields as they are.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engine.knowledge.records import Triple
+from engine.trace import Hit, Step
+
+IDK = "I don't know"
+
+
+@dataclass(frozen=True)
+class AnswerType:
+    """What kind of answer a question asks for; `options` holds A and B of 'A or B' questions."""
+
+    kind: str  # person | place | date | number | entity | yes_no | choice | other
+    options: tuple[str, ...] = ()
+    order: str = ""  # for choice/number questions: "min" (first, earliest, fewest) or "max"
+
+
+@dataclass(frozen=True)
+class Reading:
+    """An answer read from evidence. `citations` are doc ids the answer rests on."""
+
+    answer: str
+    citations: tuple[str, ...] = ()
+    confidence: float = 0.0
+    refused: bool = False
+    rationale: str = ""
+    steps: tuple[Step, ...] = ()
+
+
+class QuestionClassifier(ABC):
+    @abstractmethod
+    def classify(self, question: str) -> AnswerType: ...
+
+
+class Reader(ABC):
+    """Answer a question from ranked evidence chunks and optional KG facts (triples)."""
+
+    @abstractmethod
+    def read(self, question: str, evidence: Sequence[Hit], facts: Sequence[Triple] = ()) -> Reading: ...

@@ -1,0 +1,302 @@
+"""Step kinds and the Trace: the contract between the engine and the UI (DESIGN §2).
+
+A method yields steps as it works; the UI renders each kind with one component and a saved
+trace replays without recomputing. Every type here is a frozen dataclass with exact JSON
+round-trip; an unknown kind in a saved trace loads as `UnknownStep` instead of failing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+from engine.codec import from_jsonable, to_jsonable
+
+SCHEMA_VERSION = 1
+Scalar = str | int | float | bool | None
+
+
+# ---- payload records ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One retrieved chunk; `provenance` says what pulled it (rule, sub-query, entity)."""
+
+    doc_id: str
+    chunk_id: str
+    title: str
+    text: str
+    score: float
+    rank: int
+    retriever: str = ""
+    provenance: str = ""
+
+
+@dataclass(frozen=True)
+class RuleMatch:
+    id: str
+    text: str
+    head: str
+    body: tuple[str, ...]
+    confidence: float
+    support: int
+    similarity: float
+
+
+@dataclass(frozen=True)
+class Node:
+    id: str
+    label: str
+    kind: str = "entity"
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class Edge:
+    source: str
+    relation: str
+    target: str
+    score: float | None = None
+    provenance: str = ""
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A labelled span of attention columns [start, end) — a document, rule, triple block, question."""
+
+    label: str
+    start: int
+    end: int
+    kind: str = "document"
+
+
+@dataclass(frozen=True)
+class AttributeLabel:
+    name: str
+    value: str
+    confidence: float
+
+
+# ---- steps ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Step:
+    """Common header of every step: iteration 0 is set-up, 1.. are loop rounds."""
+
+    kind: ClassVar[str] = ""
+    iteration: int = 0
+    title: str = ""
+    elapsed_ms: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class RulesMatchedStep(Step):
+    kind: ClassVar[str] = "rules_matched"
+    rules: tuple[RuleMatch, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetrievalStep(Step):
+    kind: ClassVar[str] = "retrieval"
+    query: str
+    retriever: str
+    hits: tuple[Hit, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class GraphDeltaStep(Step):
+    """KG change in one round; the graph at iteration i is the fold of all deltas up to i."""
+
+    kind: ClassVar[str] = "graph_delta"
+    added_nodes: tuple[Node, ...] = ()
+    added_edges: tuple[Edge, ...] = ()
+    pruned_nodes: tuple[Node, ...] = ()
+    pruned_edges: tuple[Edge, ...] = ()
+    focus: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class DecisionStep(Step):
+    kind: ClassVar[str] = "decision"
+    action: str
+    detail: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LlmCallStep(Step):
+    kind: ClassVar[str] = "llm_call"
+    role: str
+    prompt: str
+    output: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_ms: float = 0.0
+    backend: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AttentionStep(Step):
+    """Rows × columns of attention mass (e.g. layer × segment), head-averaged unless `note` says."""
+
+    kind: ClassVar[str] = "attention"
+    name: str
+    matrix: tuple[tuple[float, ...], ...]
+    x_labels: tuple[str, ...]
+    y_labels: tuple[str, ...]
+    segments: tuple[Segment, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class FeaturesStep(Step):
+    kind: ClassVar[str] = "features"
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Scalar, ...], ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AttributesStep(Step):
+    kind: ClassVar[str] = "attributes"
+    labels: tuple[AttributeLabel, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CalculationStep(Step):
+    kind: ClassVar[str] = "calculation"
+    expression: str
+    result: float | None = None
+    error: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnswerStep(Step):
+    kind: ClassVar[str] = "answer"
+    text: str
+    citations: tuple[str, ...] = ()
+    confidence: float = 0.0
+    refused: bool = False
+    backend: str = ""
+    model: str = ""
+    evidence: tuple[str, ...] = ()  # doc ids in the method's final reading order (DESIGN §10)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ErrorStep(Step):
+    kind: ClassVar[str] = "error"
+    message: str
+    recoverable: bool = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class UnknownStep(Step):
+    """A step of a kind this version does not know, kept verbatim so old or newer traces still open."""
+
+    kind: ClassVar[str] = "unknown"
+    original_kind: str
+    data: dict[str, Any]
+
+
+STEP_TYPES: dict[str, type[Step]] = {
+    cls.kind: cls
+    for cls in (
+        RulesMatchedStep,
+        RetrievalStep,
+        GraphDeltaStep,
+        DecisionStep,
+        LlmCallStep,
+        AttentionStep,
+        FeaturesStep,
+        AttributesStep,
+        CalculationStep,
+        AnswerStep,
+        ErrorStep,
+    )
+}
+
+
+def step_to_dict(step: Step) -> dict[str, Any]:
+    if isinstance(step, UnknownStep):
+        return {"kind": step.original_kind, **step.data}
+    return {"kind": step.kind, **to_jsonable(step)}
+
+
+def step_from_dict(data: dict[str, Any]) -> Step:
+    kind = str(data.get("kind", ""))
+    cls = STEP_TYPES.get(kind)
+    if cls is None:
+        payload = {k: v for k, v in data.items() if k != "kind"}
+        return UnknownStep(
+            iteration=int(payload.get("iteration", 0) or 0),
+            title=str(payload.get("title", kind)),
+            original_kind=kind,
+            data=payload,
+        )
+    return from_jsonable(cls, {k: v for k, v in data.items() if k != "kind"})
+
+
+# ---- trace ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Totals:
+    latency_ms: float = 0.0
+    llm_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+@dataclass(frozen=True)
+class Trace:
+    id: str
+    question: str
+    method: str
+    backend: str
+    model: str
+    pack: str
+    params: dict[str, Any] = field(default_factory=dict)
+    started: str = ""
+    steps: tuple[Step, ...] = ()
+    totals: Totals = Totals()
+    question_id: str = ""
+    schema_version: int = SCHEMA_VERSION
+
+    @property
+    def answer(self) -> AnswerStep | None:
+        """The final answer is the last answer step (a stopped run may have none)."""
+        answers = [s for s in self.steps if isinstance(s, AnswerStep)]
+        return answers[-1] if answers else None
+
+    @property
+    def iterations(self) -> int:
+        return max((s.iteration for s in self.steps), default=0)
+
+    def with_steps(self, steps: tuple[Step, ...], latency_ms: float) -> Trace:
+        """A finished copy whose totals are summed from its steps."""
+        calls = [s for s in steps if isinstance(s, LlmCallStep)]
+        totals = Totals(
+            latency_ms=latency_ms,
+            llm_calls=len(calls),
+            tokens_in=sum(c.tokens_in for c in calls),
+            tokens_out=sum(c.tokens_out for c in calls),
+        )
+        return replace(self, steps=tuple(steps), totals=totals)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = to_jsonable(replace(self, steps=()))
+        data["steps"] = [step_to_dict(s) for s in self.steps]
+        return data
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Trace:
+        head = from_jsonable(cls, {k: v for k, v in data.items() if k != "steps"})
+        return replace(head, steps=tuple(step_from_dict(s) for s in data.get("steps", [])))
+
+    @classmethod
+    def from_json(cls, text: str) -> Trace:
+        return cls.from_dict(json.loads(text))

@@ -1,0 +1,59 @@
+"""Shared fixtures: an isolated data folder, the packs, and one warm workbench per pack."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+MINI_PACK = TESTS / "fixtures" / "packs" / "mini"
+DEMO_PACK = TESTS.parent / "assets" / "packs" / "demo"
+
+# Before any engine import: tests never touch the network or the user's ~/.ragscope.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ["ANONYMIZED_TELEMETRY"] = "False"
+
+
+@pytest.fixture(scope="session")
+def ragscope_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("ragscope_home")
+    os.environ["RAGSCOPE_HOME"] = str(home)
+    return home
+
+
+@pytest.fixture(scope="session")
+def settings(ragscope_home: Path):
+    from engine.settings import Settings
+
+    return Settings(home=ragscope_home)
+
+
+@pytest.fixture(scope="session")
+def mini_pack():
+    from engine.knowledge.loader import load_pack
+
+    return load_pack(MINI_PACK)
+
+
+@pytest.fixture(scope="session")
+def demo_pack():
+    from engine.knowledge.loader import load_pack
+
+    return load_pack(DEMO_PACK)
+
+
+@pytest.fixture(scope="session")
+def mini_workbench(mini_pack, settings):
+    from engine.runner import Workbench
+
+    return Workbench(mini_pack, settings)
+
+
+@pytest.fixture(scope="session")
+def demo_workbench(demo_pack, settings):
+    from engine.runner import Workbench
+
+    return Workbench(demo_pack, settings)
