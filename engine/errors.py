@@ -13,15 +13,17 @@ class PackError(RagscopeError):
     `problems` holds every `file:line: problem` found, so a user can fix them all at once.
     """
 
-    def __init__(self, problems: list[str]):
-        self.problems = list(problems)
-        shown = problems[:20]
-        more = f"\n… and {len(problems) - 20} more" if len(problems) > 20 else ""
-        super().__init__("\n".join(shown) + more)
+    MAX_SHOWN = 30
+
+    def __init__(self, problems: list[str] | str):
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        more = len(self.problems) - self.MAX_SHOWN
+        tail = f"\n… and {more} more" if more > 0 else ""
+        super().__init__("\n".join(self.problems[: self.MAX_SHOWN]) + tail)
 
 
-class IngestError(RagscopeError):
-    """A file handed to ingestion cannot be turned into documents or triples."""
+class IngestError(PackError):
+    """Files handed to ingestion (or a dataset to import) cannot be turned into a pack."""
 
 
 class QuestionError(RagscopeError):

@@ -9,9 +9,12 @@ from dataclasses import dataclass
 
 from engine.knowledge.records import Document
 
-# A sentence ends at . ! ? followed by space and an upper-case letter, digit or quote; this keeps
-# initials ("J. J. Thomson") mostly intact because single capitals before a dot are excluded.
-_SENTENCE_END = re.compile(r"(?<![A-Z])(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])")
+# A sentence ends at . ! ? followed by space and an upper-case letter, digit or quote. A single
+# capital before the dot is an initial ("J. J. Thomson"), so no break there; common titles likewise.
+_SENTENCE_END = re.compile(
+    r"(?<!\b[A-Z]\.)(?<!\bDr\.)(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bProf\.)"
+    r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])"
+)
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ PAGE_FIELDS = {"id": (_STR, True), "url": (_STR, True), "title": (_STR, True),
                "html": (_STR, True), "question_ids": (_LIST, False)}
 
 
-class _Problems:
+class Problems:
     """Collects problems so a user sees all of them at once."""
 
     def __init__(self) -> None:
@@ -51,11 +51,11 @@ class _Problems:
 def load_pack(path: str | Path) -> Pack:
     """Load and validate the pack at `path`; raise PackError listing every problem."""
     folder = Path(path)
-    problems = _Problems()
+    problems = Problems()
     if not folder.is_dir():
         raise PackError([f"{folder}: not a folder; a pack is a folder with pack.json and documents.jsonl"])
     info = _load_info(folder / "pack.json", problems)
-    documents = _load_jsonl(folder / "documents.jsonl", DOCUMENT_FIELDS, _document, problems, required=True)
+    documents = _load_jsonl(folder / "documents.jsonl", DOCUMENT_FIELDS, document_from_record, problems, required=True)
     triples = _load_triples(folder / "triples.tsv", problems)
     rules = _load_jsonl(folder / "rules.jsonl", RULE_FIELDS, _rule, problems)
     questions = _load_jsonl(folder / "questions.jsonl", QUESTION_FIELDS, _question, problems)
@@ -74,7 +74,7 @@ def load_pack(path: str | Path) -> Pack:
     )
 
 
-def _load_info(path: Path, problems: _Problems) -> PackInfo | None:
+def _load_info(path: Path, problems: Problems) -> PackInfo | None:
     if not path.is_file():
         problems.add(path.name, "missing; a pack needs pack.json with at least a name")
         return None
@@ -95,23 +95,25 @@ def _load_info(path: Path, problems: _Problems) -> PackInfo | None:
     )
 
 
-def _lines(path: Path, problems: _Problems) -> Iterator[tuple[int, str]]:
-    try:
-        with path.open(encoding="utf-8") as handle:
-            for lineno, line in enumerate(handle, start=1):
-                if len(line) > MAX_LINE_CHARS:
-                    problems.add(f"{path.name}:{lineno}", f"line longer than {MAX_LINE_CHARS} characters")
-                    continue
-                yield lineno, line
-    except UnicodeDecodeError as exc:
-        problems.add(path.name, f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+def _lines(path: Path, problems: Problems) -> Iterator[tuple[int, str]]:
+    """Decoded line by line so a bad byte is reported with its line number."""
+    with path.open("rb") as handle:
+        for lineno, raw in enumerate(handle, start=1):
+            where = f"{path.name}:{lineno}"
+            if len(raw) > MAX_LINE_CHARS:
+                problems.add(where, f"line longer than {MAX_LINE_CHARS} characters")
+                continue
+            try:
+                yield lineno, raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                problems.add(where, f"not UTF-8 text ({exc.reason} at byte {exc.start} of the line)")
 
 
 def _load_jsonl(
     path: Path,
     fields: dict[str, tuple[tuple[type, ...], bool]],
     build: Callable[[dict[str, Any]], R],
-    problems: _Problems,
+    problems: Problems,
     required: bool = False,
 ) -> list[tuple[int, R]]:
     """Parse one record per non-blank line; unknown fields are kept by `build` or ignored."""
@@ -130,7 +132,7 @@ def _load_jsonl(
         except json.JSONDecodeError as exc:
             problems.add(where, f"not valid JSON ({exc.msg} at column {exc.colno})")
             continue
-        if not _fields_ok(data, fields, where, problems):
+        if not check_fields(data, fields, where, problems):
             continue
         if data["id"] in seen:
             problems.add(where, f"duplicate id {data['id']!r} (first on line {seen[data['id']]})")
@@ -142,8 +144,8 @@ def _load_jsonl(
     return records
 
 
-def _fields_ok(data: Any, fields: dict[str, tuple[tuple[type, ...], bool]], where: str,
-               problems: _Problems) -> bool:
+def check_fields(data: Any, fields: dict[str, tuple[tuple[type, ...], bool]], where: str,
+               problems: Problems) -> bool:
     if not isinstance(data, dict):
         problems.add(where, f"expected a JSON object, got {type(data).__name__}")
         return False
@@ -169,7 +171,7 @@ def _strings(values: list[Any]) -> tuple[str, ...]:
     return tuple(str(v) for v in values)
 
 
-def _document(data: dict[str, Any]) -> Document:
+def document_from_record(data: dict[str, Any]) -> Document:
     return Document(id=data["id"], title=data["title"], text=data["text"], url=data.get("url", ""),
                     entities=_strings(data.get("entities", [])))
 
@@ -197,7 +199,7 @@ def _page(data: dict[str, Any]) -> Page:
                 question_ids=_strings(data.get("question_ids", [])))
 
 
-def _load_triples(path: Path, problems: _Problems) -> list[tuple[int, Triple]]:
+def _load_triples(path: Path, problems: Problems) -> list[tuple[int, Triple]]:
     if not path.is_file():
         return []
     triples: list[tuple[int, Triple]] = []
@@ -221,7 +223,7 @@ def _load_triples(path: Path, problems: _Problems) -> list[tuple[int, Triple]]:
 def _check_references(folder: Path, documents: list[tuple[int, Document]],
                       triples: list[tuple[int, Triple]], rules: list[tuple[int, Rule]],
                       questions: list[tuple[int, Question]], pages: list[tuple[int, Page]],
-                      problems: _Problems) -> None:
+                      problems: Problems) -> None:
     """Cross-file checks: rule relations exist, question types and doc ids are known."""
     relations = {t.relation for _, t in triples}
     for lineno, rule in rules:

@@ -1,0 +1,1 @@
+"""Evaluation: metrics, the dataset runner, and importers that turn public QA datasets into packs."""

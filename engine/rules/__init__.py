@@ -1,0 +1,1 @@
+"""Logical rules over the KG: statistics, mining and matching (RuleRAG)."""

@@ -1,0 +1,1069 @@
+"""An answer-type-aware extractive reader that needs no language model: the offline `Reader`.
+
+It splits evidence into sentences, scores them against the question (MiniLM cosine + content-word
+overlap + retrieval rank), pulls typed candidates out of the best ones (years and dates, numbers,
+named spans), and answers with the candidate whose supporting sentences weigh most. Comparisons
+("A or B"), year differences and yes/no questions have small dedicated paths; arithmetic goes
+through the safe calculator and is recorded as a `calculation` step.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+
+import numpy as np
+
+from engine.knowledge.records import Triple
+from engine.retrieval.embedder import Embedder
+from engine.retrieval.text import STOPWORDS
+from engine.tools.base import IDK, AnswerType, QuestionClassifier, Reader, Reading
+from engine.tools.calculator import calculation_step
+from engine.tools.offline_classifier import OfflineQuestionClassifier
+from engine.trace import CalculationStep, ErrorStep, Hit, Step
+
+DEFAULT_THRESHOLD = 0.25
+MAX_EMBEDDED = 12  # sentences embedded per read: MiniLM costs ~3 ms a sentence on 2 cores
+MAX_SENTENCES = 400  # lexical scoring bound for very long evidence
+MAX_CHARS_PER_HIT = 20_000
+MAX_SENTENCE_CHARS = 600
+_CACHE_SIZE = 4096
+
+# ---- lexicons (general English, not tied to any dataset) ----------------------------------------
+
+_MONTH_NAMES = (
+    "january february march april may june july august september october november december".split()
+)
+_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
+_CONNECTORS = frozenset("of de da di del della des du la le los las von van der den y the".split())
+_ABBREVIATIONS = frozenset(
+    "mr mrs ms dr st jr sr mt ft co inc ltd corp vs etc no gen col lt sgt capt rev prof gov sen "
+    "rep jan feb mar apr jun jul aug sep sept oct nov dec approx est fl ca".split()
+)
+_NEGATIONS = frozenset("not never no neither nor without n't cannot none".split())
+_PLACE_CUES = frozenset("in at from near located based into across of".split())
+_ORG_WORDS = frozenset(
+    "university college school institute company corporation inc ltd records club river city county "
+    "street church museum party award prize festival station airport stadium league association "
+    "society council department ministry bank hotel hospital academy theatre theater film album "
+    "series band group team province state kingdom republic empire park island".split()
+)
+_NUMBER_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
+    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
+    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+    "hundred": 100, "dozen": 12, "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5,
+    "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10, "once": 1, "twice": 2,
+}
+_SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+_UNITS = frozenset(
+    "km kilometres kilometers mi miles mph m metres meters ft feet foot cm mm kg g tonnes tons lb "
+    "pounds % percent acres hectares sq km² m² km/h kmh".split()
+)
+_TEMPORAL_WORDS = frozenset(
+    "born birth died death founded established formed created built opened started launched "
+    "released published premiered began first earlier earliest older oldest younger youngest later "
+    "latest last before after newer newest sooner recent recently introduced incorporated".split()
+)
+_DIFFERENCE_WORDS = frozenset("between after before apart difference passed elapsed later earlier".split())
+_DEATH_WORDS = frozenset("died death dead killed".split())
+
+# ---- patterns -------------------------------------------------------------------------------------
+
+_MON = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+)
+_FULL_DATE = re.compile(
+    rf"\b(?:{_MON}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+(?P<y1>\d{{3,4}})"
+    rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MON},?\s+(?P<y2>\d{{3,4}})"
+    rf"|{_MON},?\s+(?P<y3>\d{{4}}))(?!\d)"
+)
+_YEAR = re.compile(r"(?<![\d,.$£€])(1[0-9]{3}|20[0-9]{2})(s)?(?![\d]|,\d|\.\d)")
+_NUMBER = re.compile(
+    r"(?<![\w.,$£€])[$£€]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:st|nd|rd|th)?"
+    r"(?:\s(?:thousand|million|billion|trillion))?(?![\w])"
+)
+_WORD = re.compile(r"\w+(?:['’\-]\w+)*")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9À-Ý])")
+_SPAN_GAP = re.compile(r"\s+|\.\s*|\s*&\s*|\s+&\s+|\s*-\s*")
+
+
+# ---- records -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    """One evidence sentence (or rendered KG fact) and the hit it came from."""
+
+    text: str
+    doc_id: str  # "" for KG facts: they have no document to cite
+    title: str
+    position: int  # order of the hit in the evidence list: a weak relevance prior
+    score: float = 0.0
+    tokens: tuple[tuple[int, int], ...] = ()  # (start, end) character offsets of words
+    lowered: tuple[str, ...] = ()
+
+    def word(self, i: int) -> str:
+        start, end = self.tokens[i]
+        return self.text[start:end]
+
+
+@dataclass(frozen=True)
+class _Occurrence:
+    """A candidate answer found at token `index` of a sentence, with its type-fit weight."""
+
+    key: str  # normalised form that occurrences aggregate under
+    surface: str  # the text as written, the answer's natural form
+    index: int
+    end: int
+    weight: float = 1.0
+    value: float | None = None  # numeric value for years and numbers
+
+
+@dataclass(frozen=True)
+class _Tally:
+    """Aggregated evidence for one candidate answer."""
+
+    key: str
+    surface: str
+    total: float
+    best_sentence: float
+    supports: tuple[tuple[float, _Sentence], ...] = field(default=(), compare=False)
+
+
+# ---- the reader ----------------------------------------------------------------------------------
+
+
+class OfflineReader(Reader):
+    """Extractive, answer-type-aware reading with the MiniLM encoder; no language model needed."""
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        classifier: QuestionClassifier | None = None,
+        entities: Sequence[str] = (),
+        threshold: float = DEFAULT_THRESHOLD,
+        *,
+        max_embedded: int = MAX_EMBEDDED,
+    ):
+        self.embedder = embedder
+        self.classifier = classifier or OfflineQuestionClassifier()
+        self.threshold = float(threshold)
+        self.max_embedded = max(1, int(max_embedded))
+        self._gazetteer = _Gazetteer(entities)
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def read(self, question: str, evidence: Sequence[Hit], facts: Sequence[Triple] = ()) -> Reading:
+        started = time.perf_counter()
+        try:
+            reading = self._read(str(question or ""), tuple(evidence or ()), tuple(facts or ()))
+        except Exception as exc:  # the Reader contract: never raise, report instead
+            message = f"offline reader failed: {type(exc).__name__}: {exc}"
+            error = ErrorStep(title="reader error", message=message, recoverable=True)
+            reading = Reading(answer=IDK, refused=True, rationale=message, steps=(error,))
+        elapsed = (time.perf_counter() - started) * 1000
+        return replace(reading, rationale=f"{reading.rationale} [{elapsed:.0f} ms]".strip())
+
+    def _read(self, question: str, evidence: tuple[Hit, ...], facts: tuple[Triple, ...]) -> Reading:
+        if not question.strip():
+            return _refusal("the question is empty")
+        sentences = _evidence_sentences(evidence, facts)
+        if not sentences:
+            return _refusal("there is no evidence to read")
+        answer_type = self.classifier.classify(question)
+        gazetteer = self._gazetteer.extended(_extra_names(evidence, facts))
+        context = _Context(question, answer_type, gazetteer, self._score(question, sentences))
+        reading = _dispatch(context)
+        if reading.refused or reading.confidence >= self.threshold:
+            return reading
+        return replace(
+            reading,
+            answer=IDK,
+            refused=True,
+            rationale=f"best guess {reading.answer!r} at confidence {reading.confidence:.2f} is below "
+            f"the threshold {self.threshold:.2f}; {reading.rationale}",
+        )
+
+    # ---- sentence scoring: MiniLM cosine + content-word overlap + rank prior ----------------
+
+    def _score(self, question: str, sentences: list[_Sentence]) -> list[_Sentence]:
+        question_stems = _stems(question)
+        idf = _idf(sentences)
+        lexical = [_overlap(question_stems, s, idf) for s in sentences]
+        order = sorted(range(len(sentences)), key=lambda i: (-lexical[i], sentences[i].position))
+        embedded = order[: self.max_embedded]
+        vectors = self._cosines(question, [sentences[i] for i in embedded])
+        cosines = dict(zip(embedded, vectors))
+        # sentences left out of the embedding batch ranked lower lexically; give them the floor
+        floor = min(min(vectors, default=0.0), 0.2)
+        scored = []
+        for i, sentence in enumerate(sentences):
+            cosine = cosines.get(i, floor)
+            prior = 1.0 / (1.0 + sentence.position)
+            score = 0.55 * cosine + 0.45 * lexical[i] + 0.05 * prior
+            scored.append(replace(sentence, score=score))
+        return _bridge(scored, question_stems, idf)
+
+    def _cosines(self, question: str, sentences: list[_Sentence]) -> list[float]:
+        if not sentences:
+            return []
+        query = self.embedder.encode_queries([question])[0]
+        vectors = self._encode([_embedding_text(s) for s in sentences])  # (n, 384)
+        return [float(v) for v in vectors @ query]
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        """Sentence vectors through a small LRU cache: iterative methods re-read the same chunks."""
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        fresh = self.embedder.encode(missing) if missing else np.zeros((0, 0), dtype=np.float32)
+        with self._lock:
+            for text, vector in zip(missing, fresh):
+                self._cache[text] = vector
+                if len(self._cache) > _CACHE_SIZE:
+                    self._cache.popitem(last=False)
+            known = {t: self._cache.get(t) for t in texts}
+        if any(v is None for v in known.values()):  # evicted between the two locks: encode directly
+            return self.embedder.encode(texts)
+        return np.stack([known[t] for t in texts])
+
+
+@dataclass(frozen=True)
+class _Context:
+    """Everything one read works from: the question, its type and the scored sentences."""
+
+    question: str
+    answer_type: AnswerType
+    gazetteer: _Gazetteer
+    sentences: list[_Sentence]
+
+    @cached_property
+    def idf(self) -> dict[str, float]:
+        return _idf(self.sentences)
+
+    @cached_property
+    def question_words(self) -> frozenset[str]:
+        return frozenset(w.lower() for w in _WORD.findall(self.question))
+
+    @cached_property
+    def question_stems(self) -> frozenset[str]:
+        return _stems(self.question)
+
+    def ranked(self) -> list[_Sentence]:
+        return sorted(self.sentences, key=lambda s: -s.score)
+
+
+def _dispatch(context: _Context) -> Reading:
+    kind = context.answer_type.kind
+    if kind == "choice":
+        return _read_choice(context)
+    if kind == "yes_no":
+        return _read_yes_no(context)
+    if kind == "number" and _asks_difference(context.question_words):
+        reading = _read_difference(context)
+        if reading is not None:
+            return reading
+    if kind == "number" and _asks_count(context.question):
+        reading = _read_count(context)
+        if reading is not None:
+            return reading
+    return _read_extractive(context)
+
+
+def _refusal(reason: str, steps: tuple[Step, ...] = ()) -> Reading:
+    return Reading(answer=IDK, refused=True, confidence=0.0, rationale=reason, steps=steps)
+
+
+# ---- evidence → sentences ---------------------------------------------------------------------------
+
+
+def _evidence_sentences(evidence: tuple[Hit, ...], facts: tuple[Triple, ...]) -> list[_Sentence]:
+    sentences: list[_Sentence] = []
+    for position, hit in enumerate(evidence):
+        text = str(getattr(hit, "text", "") or "")[:MAX_CHARS_PER_HIT]
+        doc_id, title = str(getattr(hit, "doc_id", "") or ""), str(getattr(hit, "title", "") or "")
+        for piece in split_sentences(text):
+            sentences.append(_tokenised(_Sentence(piece, doc_id, title, position)))
+    for triple in facts:
+        text = fact_sentence(triple)
+        if text:
+            sentences.append(_tokenised(_Sentence(text, "", str(triple.head), len(evidence))))
+    return sentences[:MAX_SENTENCES]
+
+
+def fact_sentence(triple: Triple) -> str:
+    """A KG triple read as a sentence: 'head relation with spaces tail (time)'."""
+    relation = re.sub(r"[_\s]+", " ", str(triple.relation or "")).strip()
+    text = " ".join(p for p in (str(triple.head or "").strip(), relation, str(triple.tail or "").strip()) if p)
+    return f"{text} ({triple.time})" if getattr(triple, "time", "") else text
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a paragraph, keeping initials and abbreviations ('J. Smith', 'St. Louis') whole."""
+    out: list[str] = []
+    for line in re.split(r"\s*\n\s*", text):
+        pieces: list[str] = []
+        last = 0
+        for match in _SENTENCE_BREAK.finditer(line):
+            before = line[last: match.start()]
+            tail = re.search(r"(\w+)\W*$", before)
+            word = tail.group(1) if tail else ""
+            if len(word) == 1 and word.isupper() or word.lower() in _ABBREVIATIONS:
+                continue
+            pieces.append(before)
+            last = match.end()
+        pieces.append(line[last:])
+        out.extend(_windows(p.strip()) for p in pieces if p.strip())
+    return [w for group in out for w in group]
+
+
+def _windows(sentence: str) -> list[str]:
+    """Cut run-on text (no punctuation for pages) into pieces a sentence encoder can use."""
+    if len(sentence) <= MAX_SENTENCE_CHARS:
+        return [sentence]
+    words = sentence.split()
+    return [" ".join(words[i: i + 60]) for i in range(0, len(words), 60)]
+
+
+def _tokenised(sentence: _Sentence) -> _Sentence:
+    spans = tuple((m.start(), m.end()) for m in _WORD.finditer(sentence.text))
+    lowered = tuple(sentence.text[a:b].lower() for a, b in spans)
+    return replace(sentence, tokens=spans, lowered=lowered)
+
+
+def _embedding_text(sentence: _Sentence) -> str:
+    # the title resolves pronouns ("She won…") for the encoder; KG facts already name their head
+    if sentence.title and sentence.doc_id and sentence.title.lower() not in sentence.text.lower():
+        return f"{sentence.title}: {sentence.text}"
+    return sentence.text
+
+
+def _extra_names(evidence: tuple[Hit, ...], facts: tuple[Triple, ...]) -> list[str]:
+    names = [str(getattr(h, "title", "") or "") for h in evidence]
+    for triple in facts:
+        names.extend((str(triple.head), str(triple.tail)))
+    return [n for n in names if n]
+
+
+# ---- lexical overlap ---------------------------------------------------------------------------------
+
+
+def _stem(word: str) -> str:
+    """A crude stem so 'founded'/'founder' and 'composer'/'composed' meet; no tagger needed."""
+    word = word.lower()
+    if len(word) > 5:
+        return word[:5]
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+
+
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(_stem(w) for w in _WORD.findall(text) if w.lower() not in STOPWORDS)
+
+
+def _sentence_stems(sentence: _Sentence) -> frozenset[str]:
+    return frozenset(_stem(w) for w in sentence.lowered if w not in STOPWORDS)
+
+
+def _idf(sentences: Sequence[_Sentence]) -> dict[str, float]:
+    counts: dict[str, int] = {}
+    for sentence in sentences:
+        for stem in _sentence_stems(sentence) | _stems(sentence.title):
+            counts[stem] = counts.get(stem, 0) + 1
+    total = len(sentences) + 1
+    return {stem: math.log(1 + total / (n + 0.5)) for stem, n in counts.items()} | {
+        "": math.log(1 + total / 0.5)
+    }
+
+
+def _overlap(question_stems: frozenset[str], sentence: _Sentence, idf: dict[str, float]) -> float:
+    """IDF-weighted share of the question's content words found in the sentence (title at half)."""
+    if not question_stems:
+        return 0.0
+    body, title = _sentence_stems(sentence), _stems(sentence.title)
+    unseen = idf[""]
+    found = weight = 0.0
+    for stem in question_stems:
+        w = idf.get(stem, unseen)
+        weight += w
+        found += w if stem in body else 0.5 * w if stem in title else 0.0
+    return found / weight if weight else 0.0
+
+
+def _bridge(sentences: list[_Sentence], question_stems: frozenset[str], idf: dict[str, float]) -> list[_Sentence]:
+    """Multi-hop: names in the best sentences that the question lacks pull in their own sentences."""
+    top = sorted(sentences, key=lambda s: -s.score)[:2]
+    bridge = frozenset(
+        _stem(w)
+        for s in top
+        for a, b in _name_spans(s)
+        for w in s.lowered[a: b + 1]
+        if w not in STOPWORDS
+    ) - question_stems
+    if not bridge:
+        return sentences
+    keep = {id(s) for s in top}
+    return [
+        s if id(s) in keep else replace(s, score=s.score + 0.15 * _overlap(bridge, s, idf))
+        for s in sentences
+    ]
+
+
+# ---- gazetteer -----------------------------------------------------------------------------------------
+
+
+class _Gazetteer:
+    """Known multi-word names, matched on lower-cased word sequences (longest first)."""
+
+    def __init__(self, names: Iterable[str]):
+        self._names: dict[str, list[tuple[str, ...]]] = {}
+        self._add(names)
+
+    def _add(self, names: Iterable[str]) -> None:
+        for name in names:
+            tokens = tuple(w.lower() for w in _WORD.findall(str(name)))
+            if tokens and not all(t in STOPWORDS for t in tokens):
+                bucket = self._names.setdefault(tokens[0], [])
+                if tokens not in bucket:
+                    bucket.append(tokens)
+                    bucket.sort(key=len, reverse=True)
+
+    def extended(self, names: Iterable[str]) -> _Gazetteer:
+        copy = _Gazetteer(())
+        copy._names = {k: list(v) for k, v in self._names.items()}
+        copy._add(names)
+        return copy
+
+    def matches(self, sentence: _Sentence) -> list[tuple[int, int]]:
+        """(first, last) token indices of gazetteer names written capitalised in the sentence."""
+        found, i, words = [], 0, sentence.lowered
+        while i < len(words):
+            hit = next(
+                (n for n in self._names.get(words[i], ()) if tuple(words[i: i + len(n)]) == n), None
+            )
+            first = sentence.word(i)[:1]
+            if hit and (first.isupper() or first.isdigit()):
+                found.append((i, i + len(hit) - 1))
+                i += len(hit)
+            else:
+                i += 1
+        return found
+
+
+# ---- named spans -------------------------------------------------------------------------------------
+
+_STARTERS = frozenset(
+    "after during since although however following later born today while until despite according "
+    "along among both many most some several other another early late currently originally "
+    "located based known since upon following like unlike under over through".split()
+)
+
+
+def _is_capitalised(sentence: _Sentence, i: int) -> bool:
+    first = sentence.text[sentence.tokens[i][0]]
+    return first.isupper()
+
+
+def _gap_ok(sentence: _Sentence, i: int) -> bool:
+    """May a name continue from token i to token i+1 across the text between them?"""
+    gap = sentence.text[sentence.tokens[i][1]: sentence.tokens[i + 1][0]]
+    if gap.strip() == "" and gap:
+        return True
+    if gap.startswith("."):
+        word = sentence.lowered[i]
+        return (len(word) == 1 or word in _ABBREVIATIONS) and _SPAN_GAP.fullmatch(gap) is not None
+    return gap.strip() == "&"
+
+
+def _capitalised_spans(sentence: _Sentence) -> list[tuple[int, int]]:
+    """(first, last) token indices of capitalised runs; lower-case 'of', 'de', 'von'… may join them."""
+    spans, i, n = [], 0, len(sentence.tokens)
+    while i < n:
+        if not _is_capitalised(sentence, i):
+            i += 1
+            continue
+        j = i
+        while j + 1 < n and _gap_ok(sentence, j):
+            if _is_capitalised(sentence, j + 1):
+                j += 1
+            elif (sentence.lowered[j + 1] in _CONNECTORS and j + 2 < n and _gap_ok(sentence, j + 1)
+                  and _is_capitalised(sentence, j + 2)):
+                j += 2
+            else:
+                break
+        trimmed = _trim(sentence, i, j)
+        if trimmed:
+            spans.append(trimmed)
+        i = j + 1
+    return spans
+
+
+def _trim(sentence: _Sentence, i: int, j: int) -> tuple[int, int] | None:
+    """Drop leading function words ('The', sentence-initial 'In') and trailing connectors."""
+    words = sentence.lowered
+    while i <= j and (words[i] in STOPWORDS or words[i] in _CONNECTORS or (i == 0 and words[i] in _STARTERS)):
+        i += 1
+    while j >= i and (words[j] in _CONNECTORS or words[j] in STOPWORDS):
+        j -= 1
+    if i > j or all(w in _WEEKDAYS or w in _MONTH_NAMES or w in STOPWORDS for w in words[i: j + 1]):
+        return None
+    return i, j
+
+
+def _named_spans(sentence: _Sentence, gazetteer: _Gazetteer) -> list[tuple[int, int, bool]]:
+    """Gazetteer names first, then capitalised spans that do not overlap them."""
+    known = gazetteer.matches(sentence)
+    taken = {k for a, b in known for k in range(a, b + 1)}
+    spans = [(a, b, True) for a, b in known]
+    for a, b in _capitalised_spans(sentence):
+        if not any(k in taken for k in range(a, b + 1)):
+            spans.append((a, b, False))
+    return sorted(spans)
+
+
+def _name_spans(sentence: _Sentence) -> list[tuple[int, int]]:
+    return _capitalised_spans(sentence)
+
+
+def _surface(sentence: _Sentence, a: int, b: int) -> str:
+    return sentence.text[sentence.tokens[a][0]: sentence.tokens[b][1]]
+
+
+def _key(text: str) -> str:
+    words = [w.lower() for w in _WORD.findall(text)]
+    while words and words[0] in ("the", "a", "an"):
+        words = words[1:]
+    return " ".join(words)
+
+
+# ---- typed candidates ----------------------------------------------------------------------------------
+
+
+def _occurrences(context: _Context, sentence: _Sentence) -> list[_Occurrence]:
+    kind = context.answer_type.kind
+    if kind == "date":
+        found = _date_occurrences(sentence, _date_form(context.question_words))
+    elif kind == "number":
+        found = _number_occurrences(sentence)
+    else:
+        found = _span_occurrences(sentence, kind, context.gazetteer)
+    asked = context.question_words
+    return [o for o in found if not _in_question(o.key, asked)]
+
+
+def _in_question(key: str, asked: frozenset[str]) -> bool:
+    words = [w for w in key.split() if w not in STOPWORDS] or key.split()
+    return bool(words) and all(w in asked for w in words)
+
+
+def _token_at(sentence: _Sentence, char: int) -> int:
+    for i, (start, end) in enumerate(sentence.tokens):
+        if end > char:
+            return i
+    return max(0, len(sentence.tokens) - 1)
+
+
+def _date_form(asked: frozenset[str]) -> str:
+    for form in ("decade", "century", "year", "month"):
+        if form in asked:
+            return form
+    return "full"
+
+
+def _date_occurrences(sentence: _Sentence, form: str) -> list[_Occurrence]:
+    found, covered = [], []
+    for match in _FULL_DATE.finditer(sentence.text):
+        year = match.group("y1") or match.group("y2") or match.group("y3")
+        covered.append((match.start(), match.end()))
+        found.append(_date(sentence, match.start(), match.end(), year, match.group(0), form))
+    for match in _YEAR.finditer(sentence.text):
+        if any(a <= match.start() < b for a, b in covered):
+            continue
+        year = match.group(1)
+        found.append(_date(sentence, match.start(), match.end(), year, match.group(0), form))
+    return found
+
+
+def _date(sentence: _Sentence, start: int, end: int, year: str, text: str, form: str) -> _Occurrence:
+    value = int(year)
+    if form == "decade":
+        surface = f"{value // 10 * 10}s"
+    elif form == "century":
+        surface = text if text.endswith("s") else year
+    elif form == "year":
+        surface = year
+    else:
+        surface = text.strip()
+    # a bare decade ("the 1990s") is a weaker answer to 'when' than a year or a date
+    weight = 0.6 if text.endswith("s") and form != "decade" else 1.0
+    key = f"{value // 10 * 10}s" if form == "decade" else year
+    return _Occurrence(key, surface, _token_at(sentence, start), _token_at(sentence, end - 1), weight, value)
+
+
+def _number_occurrences(sentence: _Sentence) -> list[_Occurrence]:
+    dates = [(m.start(), m.end()) for m in _FULL_DATE.finditer(sentence.text)]
+    found = []
+    for match in _NUMBER.finditer(sentence.text):
+        if any(a <= match.start() < b for a, b in dates):
+            continue
+        found.append(_number(sentence, match.start(), match.end(), match.group(0)))
+    for i, word in enumerate(sentence.lowered):
+        base = word.split("-")[0]
+        if base in _NUMBER_WORDS and not (word == "one" and sentence.lowered[i + 1: i + 2] == ("of",)):
+            ordinal = base in ("first", "second", "third", "once", "twice") or base.endswith("th")
+            value = float(sum(_NUMBER_WORDS.get(p, 0) for p in word.split("-")))
+            found.append(_Occurrence(str(value), sentence.word(i), i, i, 0.3 if ordinal else 0.7, value))
+    return found
+
+
+def _number(sentence: _Sentence, start: int, end: int, text: str) -> _Occurrence:
+    digits = re.sub(r"[^\d.]", "", re.sub(r"(st|nd|rd|th)\b", "", text.split()[0]))
+    value = float(digits or 0) * _SCALES.get(text.split()[-1].lower(), 1.0)
+    first, last = _token_at(sentence, start), _token_at(sentence, end - 1)
+    surface, weight = text, 1.0
+    if re.fullmatch(r"(1[0-9]{3}|20[0-9]{2})", text):  # a year is rarely the answer to 'how many'
+        before = sentence.lowered[first - 1] if first > 0 else ""
+        weight = 0.2 if before in ("in", "since", "by", "from", "until", "of") else 0.5
+    after = sentence.text[end:end + 1]
+    if after == "%":
+        surface = text + "%"
+    elif last + 1 < len(sentence.tokens) and sentence.lowered[last + 1] in _UNITS:
+        surface, last = f"{text} {sentence.word(last + 1)}", last + 1
+    return _Occurrence(str(value), surface, first, last, weight, value)
+
+
+def _span_occurrences(sentence: _Sentence, kind: str, gazetteer: _Gazetteer) -> list[_Occurrence]:
+    found = []
+    for a, b, known in _named_spans(sentence, gazetteer):
+        surface = _surface(sentence, a, b)
+        weight = _span_weight(sentence, a, b, known, kind)
+        if kind == "place":
+            surface, b = _with_region(sentence, surface, a, b)
+        found.append(_Occurrence(_key(surface.split(",")[0]), surface, a, b, weight))
+    return found
+
+
+def _span_weight(sentence: _Sentence, a: int, b: int, known: bool, kind: str) -> float:
+    words = sentence.lowered[a: b + 1]
+    before = sentence.lowered[max(0, a - 2): a]
+    cue = any(w in _PLACE_CUES for w in before)
+    if kind == "person":
+        size = len([w for w in words if w not in _CONNECTORS])
+        weight = 1.0 if known or 2 <= size <= 4 else 0.6 if size == 1 else 0.4
+        if any(w in _ORG_WORDS for w in words):
+            weight *= 0.3
+        return weight * (0.5 if cue else 1.0)
+    if kind == "place":
+        return (1.0 if cue else 0.6) * (1.1 if known else 1.0)
+    return 1.1 if known else 1.0
+
+
+def _with_region(sentence: _Sentence, surface: str, a: int, b: int) -> tuple[str, int]:
+    """'Geneva, Switzerland': a place name followed by a comma and a larger place is one answer."""
+    n = len(sentence.tokens)
+    if b + 1 >= n or sentence.text[sentence.tokens[b][1]: sentence.tokens[b + 1][0]].strip() != ",":
+        return surface, b
+    end = b + 1
+    if not _is_capitalised(sentence, end):
+        return surface, b
+    while end + 1 < n and end - b < 3 and _gap_ok(sentence, end) and _is_capitalised(sentence, end + 1):
+        end += 1
+    return _surface(sentence, a, end), end
+
+
+# ---- aggregation ----------------------------------------------------------------------------------------
+
+
+def _proximity(context_stems: frozenset[str], sentence: _Sentence, a: int, b: int) -> float:
+    """Candidates near the question's own words in a sentence are likelier answers."""
+    positions = [
+        i for i, w in enumerate(sentence.lowered)
+        if (i < a or i > b) and w not in STOPWORDS and _stem(w) in context_stems
+    ]
+    if not positions:
+        return 0.35
+    distance = min(a - p if p < a else p - b for p in positions)
+    return 0.35 + 0.65 * math.exp(-(distance - 1) / 6.0)
+
+
+def _sentence_weights(sentences: list[_Sentence]) -> list[float]:
+    """Softly concentrate on the best sentences while letting repeated support add up."""
+    best = max((s.score for s in sentences), default=0.0)
+    return [max(s.score, 0.0) * math.exp((s.score - best) / 0.1) for s in sentences]
+
+
+def _tally(context: _Context) -> list[_Tally]:
+    sentences = context.sentences
+    totals: dict[str, list] = {}
+    stems = context.question_stems
+    for sentence, weight in zip(sentences, _sentence_weights(sentences)):
+        if weight <= 1e-4:
+            continue
+        for occ in _occurrences(context, sentence):
+            gain = weight * occ.weight * _proximity(stems, sentence, occ.index, occ.end)
+            entry = totals.setdefault(occ.key, [0.0, {}, []])
+            entry[0] += gain
+            entry[1][occ.surface] = entry[1].get(occ.surface, 0.0) + gain
+            entry[2].append((gain, sentence))
+    tallies = [
+        _Tally(key, _best_surface(surfaces), total, max(s.score for _, s in supports),
+               tuple(sorted(supports, key=lambda x: -x[0])))
+        for key, (total, surfaces, supports) in totals.items()
+    ]
+    merged = _merge_partial_names(tallies) if context.answer_type.kind not in ("date", "number") else tallies
+    return sorted(merged, key=lambda t: -t.total)
+
+
+def _best_surface(surfaces: dict[str, float]) -> str:
+    # the longest form with real support: '7 February 1978' over '1978', 'Geneva, Switzerland' over 'Geneva'
+    top = max(surfaces.values())
+    return max((s for s, g in surfaces.items() if g >= 0.3 * top), key=lambda s: (len(s), surfaces[s]))
+
+
+def _merge_partial_names(tallies: list[_Tally]) -> list[_Tally]:
+    """Fold 'Coen' into the best-supported longer name that contains it ('Joel Coen')."""
+    by_key = {t.key: t for t in tallies}
+    for short in sorted(tallies, key=lambda t: len(t.key.split())):
+        words = short.key.split()
+        longer = [
+            t for k, t in by_key.items()
+            if k != short.key and len(k.split()) > len(words) and _contains(k.split(), words)
+        ]
+        if longer and short.key in by_key:
+            target = max(longer, key=lambda t: t.total)
+            by_key[target.key] = replace(
+                target, total=target.total + short.total,
+                best_sentence=max(target.best_sentence, short.best_sentence),
+                supports=tuple(sorted(target.supports + short.supports, key=lambda x: -x[0])),
+            )
+            del by_key[short.key]
+    return list(by_key.values())
+
+
+def _contains(longer: list[str], shorter: list[str]) -> bool:
+    n = len(shorter)
+    return any(longer[i: i + n] == shorter for i in range(len(longer) - n + 1))
+
+
+def _relevance(score: float) -> float:
+    """Map a sentence score to [0, 1]: below ~0.2 the evidence is off topic."""
+    return min(1.0, max(0.0, (score - 0.2) / 0.4))
+
+
+def _citations(supports: Sequence[tuple[float, _Sentence]], limit: int = 3) -> tuple[str, ...]:
+    if not supports:
+        return ()
+    top = supports[0][0]
+    ids = [s.doc_id for gain, s in supports if gain >= 0.25 * top and s.doc_id]
+    return tuple(dict.fromkeys(ids))[:limit]
+
+
+def _read_extractive(context: _Context) -> Reading:
+    tallies = _tally(context)
+    kind = context.answer_type.kind
+    best_sentence = context.ranked()[0]
+    if not tallies:
+        return _refusal(
+            f"no {kind} candidate found in the evidence; best sentence: {_quote(best_sentence.text)}"
+        )
+    first = tallies[0]
+    second = tallies[1].total if len(tallies) > 1 else 0.0
+    margin = (first.total - second) / first.total if first.total > 0 else 0.0
+    confidence = _relevance(first.best_sentence) * (0.35 + 0.65 * margin)
+    shown = ", ".join(f"{t.surface} ({t.total:.2f})" for t in tallies[:4])
+    rationale = f"{kind} question; read from {_quote(first.supports[0][1].text)}; candidates: {shown}"
+    return Reading(
+        answer=first.surface,
+        citations=_citations(first.supports),
+        confidence=round(min(1.0, confidence), 4),
+        rationale=rationale,
+    )
+
+
+def _quote(text: str, limit: int = 160) -> str:
+    return f"“{text[:limit]}{'…' if len(text) > limit else ''}”"
+
+
+# ---- anchors and option mentions ---------------------------------------------------------------------
+
+
+def _question_anchors(context: _Context) -> list[str]:
+    """Names the question itself mentions: quoted titles, gazetteer names, capitalised spans."""
+    sentence = _tokenised(_Sentence(context.question, "", "", 0))
+    quoted = re.findall(r"[\"“]([^\"”]{2,80})[\"”]", context.question)
+    names = [_surface(sentence, a, b) for a, b, _ in _named_spans(sentence, context.gazetteer)]
+    return list(dict.fromkeys(quoted + names))
+
+
+def _mentions(context: _Context, name: str) -> list[tuple[float, int, _Sentence]]:
+    """Sentences about `name`: (match strength, token index of the mention or -1, sentence)."""
+    words = [w.lower() for w in _WORD.findall(name)]
+    words = [w for w in words if w not in STOPWORDS] or words
+    if not words:
+        return []
+    found = []
+    for sentence in context.sentences:
+        present = [sentence.lowered.index(w) for w in words if w in sentence.lowered]
+        title = set(_WORD.findall(sentence.title.lower()))
+        if len(present) / len(words) >= 0.5:
+            found.append((len(present) / len(words), max(present), sentence))
+        elif sum(w in title for w in words) / len(words) >= 0.5:
+            found.append((0.5 * sum(w in title for w in words) / len(words), -1, sentence))
+    return sorted(found, key=lambda m: (-m[0], -m[2].score))
+
+
+def _year_near(sentence: _Sentence, position: int, deaths: bool) -> int | None:
+    """The year that belongs to a mention: its nearest cluster, earliest (or the death year)."""
+    years = [o for o in _date_occurrences(sentence, "year") if o.value is not None]
+    if not years:
+        return None
+    if position >= 0:
+        nearest = min(abs(o.index - position) for o in years)
+        years = [o for o in years if abs(o.index - position) <= nearest + 6]
+    if deaths:
+        death_at = [i for i, w in enumerate(sentence.lowered) if w in _DEATH_WORDS]
+        after = [o for o in years if death_at and o.index > death_at[0]]
+        if after:
+            return int(after[0].value)
+        if len(years) >= 2 and years[1].index - years[0].index <= 8:  # '(1808 – 1875)'
+            return int(years[1].value)
+        return None
+    return int(min(o.value for o in years))
+
+
+def _number_near(context: _Context, sentence: _Sentence, position: int, exclude: frozenset[str]) -> float | None:
+    numbers = [o for o in _number_occurrences(sentence) if o.value is not None]
+    if not numbers:
+        return None
+    stems = context.question_stems - exclude
+
+    def fit(o: _Occurrence) -> float:
+        near = 1.0 / (1 + abs(o.index - position)) if position >= 0 else 0.0
+        return o.weight * _proximity(stems, sentence, o.index, o.end) + 0.1 * near
+
+    return float(max(numbers, key=fit).value)
+
+
+def _fmt(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+# ---- comparison: "A or B" -------------------------------------------------------------------------------
+
+
+def _read_choice(context: _Context) -> Reading:
+    options = context.answer_type.options
+    mentions = [_mentions(context, option) for option in options]
+    if not any(mentions):
+        return _refusal(f"none of the options {', '.join(options)} is mentioned in the evidence")
+    if context.answer_type.order:
+        reading = _compare_options(context, options, mentions)
+        if reading is not None:
+            return reading
+    return _choose_by_relevance(context, options, mentions)
+
+
+def _compare_options(context: _Context, options: tuple[str, ...], mentions: list) -> Reading | None:
+    asked = context.question_words
+    temporal = bool(asked & _TEMPORAL_WORDS) and not asked & {"more", "larger", "bigger", "higher"}
+    deaths = bool(asked & _DEATH_WORDS)
+    option_stems = frozenset().union(*(_stems(o) for o in options))
+    values: list[tuple[float, _Sentence]] = []
+    for found in mentions:
+        value = None
+        for _strength, position, sentence in found[:4]:
+            value = (_year_near(sentence, position, deaths) if temporal
+                     else _number_near(context, sentence, position, option_stems))
+            if value is not None:
+                values.append((float(value), sentence))
+                break
+        if value is None:
+            return None
+    order = context.answer_type.order
+    step = calculation_step(f"{order}({', '.join(_fmt(v) for v, _ in values)})")
+    winners = [i for i, (v, _) in enumerate(values) if step.result is not None and v == step.result]
+    if len(winners) != 1:
+        return None
+    support = sum(_relevance(s.score) for _, s in values) / len(values)
+    sentence = values[winners[0]][1]
+    what = "years" if temporal else "numbers"
+    return Reading(
+        answer=options[winners[0]],
+        citations=tuple(dict.fromkeys(s.doc_id for _, s in values if s.doc_id)),
+        confidence=round(0.45 + 0.45 * support, 4),
+        rationale=f"compared {what} {step.expression} → {_fmt(step.result or 0)}; from {_quote(sentence.text)}",
+        steps=(step,),
+    )
+
+
+def _choose_by_relevance(context: _Context, options: tuple[str, ...], mentions: list) -> Reading:
+    predicate = context.question_stems - frozenset().union(*(_stems(o) for o in options))
+    scores = []
+    for found in mentions:
+        best = max(
+            ((strength * (0.5 * _overlap(predicate, s, context.idf) + 0.5 * s.score), s)
+             for strength, _, s in found[:6]),
+            key=lambda x: x[0], default=(0.0, None),
+        )
+        scores.append(best)
+    ranked = sorted(range(len(options)), key=lambda i: -scores[i][0])
+    top, runner = scores[ranked[0]][0], scores[ranked[1]][0] if len(ranked) > 1 else 0.0
+    margin = (top - runner) / top if top > 0 else 0.0
+    sentence = scores[ranked[0]][1]
+    return Reading(
+        answer=options[ranked[0]],
+        citations=(sentence.doc_id,) if sentence is not None and sentence.doc_id else (),
+        confidence=round(min(1.0, 0.15 + 0.6 * margin * _relevance(top)), 4),
+        rationale=f"no comparable values found; chose the option whose evidence best matches the question "
+        f"({', '.join(f'{options[i]} {scores[i][0]:.2f}' for i in ranked)})",
+    )
+
+
+# ---- numbers: differences and counts -----------------------------------------------------------------------
+
+
+def _asks_difference(asked: frozenset[str]) -> bool:
+    spans = asked & {"years", "months", "days", "decades", "centuries"}
+    if "how" in asked and "many" in asked and spans and asked & _DIFFERENCE_WORDS:
+        return True
+    return "how" in asked and "old" in asked and "when" in asked
+
+
+def _read_difference(context: _Context) -> Reading | None:
+    values: list[tuple[int, _Sentence | None]] = [
+        (int(y), None) for y in dict.fromkeys(m.group(1) for m in _YEAR.finditer(context.question))
+    ]
+    for anchor in _question_anchors(context):
+        if len(values) >= 2:
+            break
+        for _strength, position, sentence in _mentions(context, anchor)[:4]:
+            year = _year_near(sentence, position, deaths=False)
+            if year is not None and year not in [v for v, _ in values]:
+                values.append((year, sentence))
+                break
+    if len(values) < 2:
+        values = _span_in_one_sentence(context)
+    if len(values) < 2:
+        return None
+    (a, sa), (b, sb) = values[:2]
+    step = calculation_step(f"{max(a, b)} - {min(a, b)}")
+    if step.result is None:
+        return None
+    used = [s for s in (sa, sb) if s is not None]
+    support = sum(_relevance(s.score) for s in used) / len(used) if used else 1.0
+    return Reading(
+        answer=_fmt(step.result),
+        citations=tuple(dict.fromkeys(s.doc_id for s in used if s.doc_id)),
+        confidence=round(0.3 + 0.5 * support, 4),
+        rationale=f"difference of years {step.expression} = {_fmt(step.result)}"
+        + "".join(f"; from {_quote(s.text, 100)}" for s in used),
+        steps=(step,),
+    )
+
+
+def _span_in_one_sentence(context: _Context) -> list[tuple[int, _Sentence | None]]:
+    """'from 1990 to 1995': two years in one of the best sentences."""
+    for sentence in context.ranked()[:3]:
+        years = list(dict.fromkeys(int(o.value) for o in _date_occurrences(sentence, "year") if o.value))
+        if len(years) >= 2:
+            return [(years[0], sentence), (years[1], sentence)]
+    return []
+
+
+def _asks_count(question: str) -> bool:
+    return re.search(r"\bhow many\b", question, flags=re.IGNORECASE) is not None
+
+
+def _read_count(context: _Context) -> Reading | None:
+    """'How many …' answered by a list ('A, B and C') in the best sentence when it states no number."""
+    top = context.ranked()[0]
+    if _occurrences(context, top):
+        return None
+    items = _list_items(context, top)
+    if len(items) < 2:
+        return None
+    return Reading(
+        answer=str(len(items)),
+        citations=(top.doc_id,) if top.doc_id else (),
+        confidence=round(0.6 * _relevance(top.score), 4),
+        rationale=f"counted {len(items)} named items ({', '.join(items)}) in {_quote(top.text)}",
+    )
+
+
+def _list_items(context: _Context, sentence: _Sentence) -> list[str]:
+    spans = _named_spans(sentence, context.gazetteer)
+    best: list[tuple[int, int, bool]] = []
+    run: list[tuple[int, int, bool]] = []
+    for span in spans:
+        if run:
+            gap = sentence.text[sentence.tokens[run[-1][1]][1]: sentence.tokens[span[0]][0]]
+            if not re.fullmatch(r"\s*(?:,|;|,?\s*and|,?\s*&)\s*", gap):
+                run = []
+        run = run + [span]
+        best = run if len(run) > len(best) else best
+    names = [_surface(sentence, a, b) for a, b, _ in best]
+    return [n for n in names if not _in_question(_key(n), context.question_words)]
+
+
+# ---- yes/no ------------------------------------------------------------------------------------------------
+
+
+def _read_yes_no(context: _Context) -> Reading:
+    anchors = [a for a in _question_anchors(context) if _mentions(context, a)]
+    if len(anchors) >= 2 and re.search(r"\bboth\b|\band\b", context.question, flags=re.IGNORECASE):
+        return _yes_no_each(context, anchors)
+    stems = context.question_stems
+    best = max(context.ranked()[:3], key=lambda s: _overlap(stems, s, context.idf))
+    support = _overlap(stems, best, context.idf)
+    conflict = _contradicts(context, best)
+    rel = _relevance(best.score)
+    if support >= 0.7 and not conflict:
+        answer, confidence = "yes", 0.3 + 0.5 * rel * support
+    elif support >= 0.6 and conflict:
+        answer, confidence = "no", 0.3 + 0.4 * rel * support
+    else:
+        answer, confidence = "no", 0.15 * rel
+    return Reading(
+        answer=answer,
+        citations=(best.doc_id,) if best.doc_id else (),
+        confidence=round(confidence, 4),
+        rationale=f"{support:.0%} of the question's content found in {_quote(best.text)}"
+        + ("; it negates or contradicts the question" if conflict else ""),
+    )
+
+
+def _contradicts(context: _Context, sentence: _Sentence) -> bool:
+    """A negation the question lacks, or a number in the question the sentence replaces with another."""
+    asked = context.question_words
+    if any(w in _NEGATIONS or w.endswith("n't") for w in sentence.lowered if w not in asked):
+        return True
+    numbers = {w for w in asked if w.isdigit() or w in _NUMBER_WORDS}
+    written = {w for w in sentence.lowered if w.isdigit() or w in _NUMBER_WORDS}
+    return bool(numbers) and bool(written) and not numbers & written
+
+
+def _yes_no_each(context: _Context, anchors: list[str]) -> Reading:
+    """'Are A and B both X?': every named thing needs a sentence that supports the shared predicate."""
+    predicate = context.question_stems - frozenset().union(*(_stems(a) for a in anchors))
+    checks = []
+    for anchor in anchors[:4]:
+        found = _mentions(context, anchor)[:5]
+        support, sentence = max(((_overlap(predicate, s, context.idf), s) for _, _, s in found),
+                                key=lambda x: x[0])
+        checks.append((anchor, support, sentence, _contradicts(context, sentence)))
+    supported = all(support >= 0.6 and not conflict for _, support, _, conflict in checks)
+    weakest = min(support for _, support, _, _ in checks)
+    confidence = 0.3 + 0.4 * weakest if supported else 0.2 + 0.3 * (1 - weakest)
+    return Reading(
+        answer="yes" if supported else "no",
+        citations=tuple(dict.fromkeys(s.doc_id for _, _, s, _ in checks if s.doc_id)),
+        confidence=round(confidence * _relevance(max(s.score for _, _, s, _ in checks)), 4),
+        rationale="; ".join(f"{a}: {support:.0%} support in {_quote(s.text, 80)}" for a, support, s, _ in checks),
+    )
