@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import logging
 import os
 import re
@@ -22,8 +21,8 @@ from engine.knowledge.loader import (
     DOCUMENT_FIELDS,
     MAX_LINE_CHARS,
     Problems,
-    check_fields,
     document_from_record,
+    parse_records,
 )
 from engine.knowledge.records import Document, Pack, PackInfo, Page, Triple
 
@@ -331,25 +330,9 @@ def read_jsonl(source: Source) -> FileResult:
     if isinstance(text, FileResult):
         return text
     problems = Problems()
-    parts: list[Part] = []
-    seen: dict[str, int] = {}
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{source.label}:{lineno}"
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.add(where, f"not valid JSON ({exc.msg} at column {exc.colno})")
-            continue
-        if not check_fields(data, DOCUMENT_FIELDS, where, problems):
-            continue
-        if data["id"] in seen:
-            problems.add(where, f"duplicate id {data['id']!r} (first on line {seen[data['id']]})")
-            continue
-        seen[data["id"]] = lineno
-        doc = document_from_record(data)
-        parts.append(Part(title=doc.title, text=doc.text, id=doc.id, url=doc.url, entities=doc.entities))
+    records = parse_records(enumerate(text.splitlines(), start=1), source.label, DOCUMENT_FIELDS,
+                            document_from_record, problems)
+    parts = [Part(title=d.title, text=d.text, id=d.id, url=d.url, entities=d.entities) for _, d in records]
     if problems.items:
         return FileResult(problems=tuple(problems.items))
     if not parts:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -121,12 +121,26 @@ def _load_jsonl(
         if required:
             problems.add(path.name, "missing; every pack needs this file")
         return []
+    records = parse_records(_lines(path, problems), path.name, fields, build, problems)
+    if required and not records and path.is_file():
+        problems.add(path.name, "has no records")
+    return records
+
+
+def parse_records(
+    lines: Iterable[tuple[int, str]],
+    label: str,
+    fields: dict[str, tuple[tuple[type, ...], bool]],
+    build: Callable[[dict[str, Any]], R],
+    problems: Problems,
+) -> list[tuple[int, R]]:
+    """One JSON record per non-blank line, checked against `fields`, ids unique; shared with ingestion."""
     records: list[tuple[int, R]] = []
     seen: dict[str, int] = {}
-    for lineno, line in _lines(path, problems):
+    for lineno, line in lines:
         if not line.strip():
             continue
-        where = f"{path.name}:{lineno}"
+        where = f"{label}:{lineno}"
         try:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
@@ -139,8 +153,6 @@ def _load_jsonl(
             continue
         seen[data["id"]] = lineno
         records.append((lineno, build(data)))
-    if required and not records and path.is_file():
-        problems.add(path.name, "has no records")
     return records
 
 
