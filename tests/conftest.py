@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parent
-MINI_PACK = TESTS / "fixtures" / "packs" / "mini"
-DEMO_PACK = TESTS.parent / "assets" / "packs" / "demo"
+from paths import DEMO_PACK, MINI_PACK
 
 # Before any engine import: tests never touch the network or the user's ~/.ragscope.
 os.environ["HF_HUB_OFFLINE"] = "1"

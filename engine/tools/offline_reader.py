@@ -25,7 +25,7 @@ from engine.retrieval.embedder import Embedder
 from engine.retrieval.text import STOPWORDS
 from engine.tools.base import IDK, AnswerType, QuestionClassifier, Reader, Reading
 from engine.tools.calculator import calculation_step
-from engine.tools.offline_classifier import OfflineQuestionClassifier
+from engine.tools.offline_classifier import DATE_NOUNS, PERSON_NOUNS, PLACE_NOUNS, OfflineQuestionClassifier
 from engine.trace import CalculationStep, ErrorStep, Hit, Step
 
 DEFAULT_THRESHOLD = 0.25
@@ -33,6 +33,8 @@ MAX_EMBEDDED = 12  # sentences embedded per read: MiniLM costs ~3 ms a sentence 
 MAX_SENTENCES = 400  # lexical scoring bound for very long evidence
 MAX_CHARS_PER_HIT = 20_000
 MAX_SENTENCE_CHARS = 600
+MAX_HOPS = 2  # nested relations: 'the uncle of the physicist who shared …'
+HOP_CONFIDENCE = 0.3
 _CACHE_SIZE = 4096
 
 # ---- lexicons (general English, not tied to any dataset) ----------------------------------------
@@ -48,11 +50,15 @@ _ABBREVIATIONS = frozenset(
 )
 _NEGATIONS = frozenset("not never no neither nor without n't cannot none".split())
 _PLACE_CUES = frozenset("in at from near located based into across of".split())
-_ORG_WORDS = frozenset(
-    "university college school institute company corporation inc ltd records club river city county "
-    "street church museum party award prize festival station airport stadium league association "
+_INSTITUTION_WORDS = frozenset(
+    "university college school institute institution laboratory company corporation inc ltd records "
+    "club church museum party award prize medal festival station airport stadium league association "
     "society council department ministry bank hotel hospital academy theatre theater film album "
-    "series band group team province state kingdom republic empire park island".split()
+    "series band group team army navy force corps agency committee foundation".split()
+)
+_GEO_WORDS = frozenset(
+    "river city county street province state kingdom republic empire park island mountain lake "
+    "sea ocean bay valley district region".split()
 )
 _NUMBER_WORDS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
@@ -62,6 +68,7 @@ _NUMBER_WORDS = {
     "hundred": 100, "dozen": 12, "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5,
     "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10, "once": 1, "twice": 2,
 }
+_ORDINALS = frozenset("first second third fourth fifth sixth seventh eighth ninth tenth".split())
 _SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 _UNITS = frozenset(
     "km kilometres kilometers mi miles mph m metres meters ft feet foot cm mm kg g tonnes tons lb "
@@ -74,6 +81,17 @@ _TEMPORAL_WORDS = frozenset(
 )
 _DIFFERENCE_WORDS = frozenset("between after before apart difference passed elapsed later earlier".split())
 _DEATH_WORDS = frozenset("died death dead killed".split())
+_SUBJECT_PRONOUNS = frozenset("he she his her it its they their".split())
+# a relation read from the other side: 'X's uncle' is stated as 'Y, the nephew of X'
+_INVERSES = {
+    "uncle": "nephew niece", "aunt": "nephew niece", "nephew": "uncle aunt", "niece": "uncle aunt",
+    "father": "son daughter child", "mother": "son daughter child", "parent": "son daughter child",
+    "son": "father mother parent", "daughter": "father mother parent", "child": "father mother parent",
+    "grandfather": "grandson granddaughter", "grandson": "grandfather grandmother",
+    "husband": "wife", "wife": "husband", "advisor": "student students", "supervisor": "student students",
+    "teacher": "student pupil", "student": "advisor supervisor teacher supervised", "employer": "employee",
+}
+_BIRTH_WORDS = frozenset("born birth".split())
 
 # ---- patterns -------------------------------------------------------------------------------------
 
@@ -91,7 +109,12 @@ _NUMBER = re.compile(
     r"(?<![\w.,$£€])[$£€]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:st|nd|rd|th)?"
     r"(?:\s(?:thousand|million|billion|trillion))?(?![\w])"
 )
-_WORD = re.compile(r"\w+(?:['’\-]\w+)*")
+_AGE = re.compile(
+    r"\b(?:at the age of|aged|at age)\s+(\d+|[a-z]+(?:-[a-z]+)?)\b|\b(\d+|[a-z]+(?:-[a-z]+)?)\s+years?\s+old\b",
+    flags=re.IGNORECASE,
+)
+# words keep inner apostrophes and hyphens ("O'Neill", "Jean-Marie") but not a possessive 's
+_WORD = re.compile(r"(?<!['’])\w+(?:['’](?!s\b)\w+|-\w+)*")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9À-Ý])")
 _SPAN_GAP = re.compile(r"\s+|\.\s*|\s*&\s*|\s+&\s+|\s*-\s*")
 
@@ -110,6 +133,7 @@ class _Sentence:
     score: float = 0.0
     tokens: tuple[tuple[int, int], ...] = ()  # (start, end) character offsets of words
     lowered: tuple[str, ...] = ()
+    clauses: tuple[int, ...] = ()  # per token: how many ',' or ';' come before it
 
     def word(self, i: int) -> str:
         start, end = self.tokens[i]
@@ -179,10 +203,8 @@ class OfflineReader(Reader):
         sentences = _evidence_sentences(evidence, facts)
         if not sentences:
             return _refusal("there is no evidence to read")
-        answer_type = self.classifier.classify(question)
         gazetteer = self._gazetteer.extended(_extra_names(evidence, facts))
-        context = _Context(question, answer_type, gazetteer, self._score(question, sentences))
-        reading = _dispatch(context)
+        reading = _check_premise(question, self._answer(question, sentences, gazetteer), sentences, gazetteer)
         if reading.refused or reading.confidence >= self.threshold:
             return reading
         return replace(
@@ -191,6 +213,37 @@ class OfflineReader(Reader):
             refused=True,
             rationale=f"best guess {reading.answer!r} at confidence {reading.confidence:.2f} is below "
             f"the threshold {self.threshold:.2f}; {reading.rationale}",
+        )
+
+    def _answer(
+        self, question: str, sentences: list[_Sentence], gazetteer: _Gazetteer,
+        depth: int = 0, answer_type: AnswerType | None = None,
+    ) -> Reading:
+        answer_type = answer_type or self.classifier.classify(question)
+        context = _Context(question, answer_type, gazetteer, self._score(question, sentences))
+        if depth < MAX_HOPS and answer_type.kind not in ("choice", "yes_no"):
+            bridged = self._bridged(context, sentences, depth)
+            if bridged is not None:
+                return bridged
+        return _dispatch(context)
+
+    def _bridged(self, context: _Context, sentences: list[_Sentence], depth: int) -> Reading | None:
+        """Multi-hop by substitution: answer 'X's advisor' first, then the question about them."""
+        hop = _find_hop(context)
+        if hop is None:
+            return None
+        sub = self._answer(hop.sub_question, sentences, context.gazetteer, depth + 1, AnswerType(hop.kind))
+        if sub.refused or sub.confidence < HOP_CONFIDENCE or _in_question(_key(sub.answer), context.question_words):
+            return None
+        final = self._answer(context.question.replace(hop.phrase, sub.answer), sentences, context.gazetteer, depth + 1)
+        if final.refused:
+            return None
+        return Reading(
+            answer=final.answer,
+            citations=tuple(dict.fromkeys(sub.citations + final.citations)),
+            confidence=round(final.confidence * (0.6 + 0.4 * sub.confidence), 4),
+            rationale=f"first hop: {hop.phrase!r} is {sub.answer!r} ({sub.rationale}); then {final.rationale}",
+            steps=sub.steps + final.steps,
         )
 
     # ---- sentence scoring: MiniLM cosine + content-word overlap + rank prior ----------------
@@ -211,7 +264,7 @@ class OfflineReader(Reader):
             prior = 1.0 / (1.0 + sentence.position)
             score = 0.55 * cosine + 0.45 * lexical[i] + 0.05 * prior
             scored.append(replace(sentence, score=score))
-        return _bridge(scored, question_stems, idf)
+        return _link_titles(_bridge(scored, question_stems, idf))
 
     def _cosines(self, question: str, sentences: list[_Sentence]) -> list[float]:
         if not sentences:
@@ -256,6 +309,12 @@ class _Context:
     @cached_property
     def question_stems(self) -> frozenset[str]:
         return _stems(self.question)
+
+    @cached_property
+    def proximity_stems(self) -> frozenset[str]:
+        """The question's stems plus the inverse of any relation it names."""
+        extra = " ".join(_INVERSES.get(w, "") for w in self.question_words)
+        return self.question_stems | _stems(extra)
 
     def ranked(self) -> list[_Sentence]:
         return sorted(self.sentences, key=lambda s: -s.score)
@@ -336,7 +395,11 @@ def _windows(sentence: str) -> list[str]:
 def _tokenised(sentence: _Sentence) -> _Sentence:
     spans = tuple((m.start(), m.end()) for m in _WORD.finditer(sentence.text))
     lowered = tuple(sentence.text[a:b].lower() for a, b in spans)
-    return replace(sentence, tokens=spans, lowered=lowered)
+    breaks = [0] * (len(spans) + 1)
+    for i in range(1, len(spans)):
+        gap = sentence.text[spans[i - 1][1]: spans[i][0]]
+        breaks[i] = breaks[i - 1] + gap.count(",") + gap.count(";")
+    return replace(sentence, tokens=spans, lowered=lowered, clauses=tuple(breaks[: len(spans)]))
 
 
 def _embedding_text(sentence: _Sentence) -> str:
@@ -357,11 +420,17 @@ def _extra_names(evidence: tuple[Hit, ...], facts: tuple[Triple, ...]) -> list[s
 
 
 def _stem(word: str) -> str:
-    """A crude stem so 'founded'/'founder' and 'composer'/'composed' meet; no tagger needed."""
+    """A crude stem so 'founded'/'founder', 'died'/'die' and 'received'/'receive' meet."""
     word = word.lower()
-    if len(word) > 5:
-        return word[:5]
-    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+    if len(word) <= 3:
+        return word
+    if len(word) == 4 and word.endswith("ied"):
+        return word[:-1]
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    return word[:6]
 
 
 def _stems(text: str) -> frozenset[str]:
@@ -416,6 +485,22 @@ def _bridge(sentences: list[_Sentence], question_stems: frozenset[str], idf: dic
     ]
 
 
+def _link_titles(sentences: list[_Sentence]) -> list[_Sentence]:
+    """Multi-hop: a document named in another document's relevant sentence is the next hop."""
+    links: dict[str, float] = {}
+    for title in {s.title for s in sentences if s.title and s.doc_id}:
+        words = [w.lower() for w in _WORD.findall(re.sub(r"\s*\(.*\)\s*$", "", title))]
+        if not words or all(w in STOPWORDS for w in words):
+            continue
+        linked = [s.score for s in sentences if s.title != title and _contains(list(s.lowered), words)]
+        if linked:
+            links[title] = max(linked)
+    if not links:
+        return sentences
+    return [replace(s, score=s.score + 0.3 * max(0.0, links[s.title])) if s.title in links else s
+            for s in sentences]
+
+
 # ---- gazetteer -----------------------------------------------------------------------------------------
 
 
@@ -429,7 +514,8 @@ class _Gazetteer:
     def _add(self, names: Iterable[str]) -> None:
         for name in names:
             tokens = tuple(w.lower() for w in _WORD.findall(str(name)))
-            if tokens and not all(t in STOPWORDS for t in tokens):
+            # bare numbers and function words are values, not names
+            if tokens and not all(t in STOPWORDS or t.isdigit() for t in tokens):
                 bucket = self._names.setdefault(tokens[0], [])
                 if tokens not in bucket:
                     bucket.append(tokens)
@@ -441,16 +527,20 @@ class _Gazetteer:
         copy._add(names)
         return copy
 
-    def matches(self, sentence: _Sentence) -> list[tuple[int, int]]:
-        """(first, last) token indices of gazetteer names written capitalised in the sentence."""
+    def matches(self, sentence: _Sentence) -> list[tuple[int, int, bool]]:
+        """(first, last, capitalised) token indices of gazetteer names found in the sentence.
+
+        Lower-case matches count too ('polonium', 'superconductivity'): packs name concepts as
+        well as people and places.
+        """
         found, i, words = [], 0, sentence.lowered
         while i < len(words):
             hit = next(
                 (n for n in self._names.get(words[i], ()) if tuple(words[i: i + len(n)]) == n), None
             )
-            first = sentence.word(i)[:1]
-            if hit and (first.isupper() or first.isdigit()):
-                found.append((i, i + len(hit) - 1))
+            if hit:
+                first = sentence.word(i)[:1]
+                found.append((i, i + len(hit) - 1, first.isupper() or first.isdigit()))
                 i += len(hit)
             else:
                 i += 1
@@ -517,14 +607,15 @@ def _trim(sentence: _Sentence, i: int, j: int) -> tuple[int, int] | None:
     return i, j
 
 
-def _named_spans(sentence: _Sentence, gazetteer: _Gazetteer) -> list[tuple[int, int, bool]]:
-    """Gazetteer names first, then capitalised spans that do not overlap them."""
+def _named_spans(sentence: _Sentence, gazetteer: _Gazetteer) -> list[tuple[int, int, str]]:
+    """(first, last, source) of names: gazetteer matches ('known', or 'lower' when written in
+    lower case) first, then capitalised spans ('caps') that do not overlap them."""
     known = gazetteer.matches(sentence)
-    taken = {k for a, b in known for k in range(a, b + 1)}
-    spans = [(a, b, True) for a, b in known]
+    taken = {k for a, b, _ in known for k in range(a, b + 1)}
+    spans = [(a, b, "known" if capitalised else "lower") for a, b, capitalised in known]
     for a, b in _capitalised_spans(sentence):
         if not any(k in taken for k in range(a, b + 1)):
-            spans.append((a, b, False))
+            spans.append((a, b, "caps"))
     return sorted(spans)
 
 
@@ -559,8 +650,13 @@ def _occurrences(context: _Context, sentence: _Sentence) -> list[_Occurrence]:
 
 
 def _in_question(key: str, asked: frozenset[str]) -> bool:
+    """The question's own words are not its answer ('Gustav Ludwig Hertz' when it names Gustav Hertz)."""
     words = [w for w in key.split() if w not in STOPWORDS] or key.split()
-    return bool(words) and all(w in asked for w in words)
+    if not words:
+        return False
+    stems = {_stem(w) for w in asked}
+    shared = sum(w in asked or _stem(w) in stems for w in words)
+    return shared == len(words) or (len(words) >= 3 and shared / len(words) > 0.6)
 
 
 def _token_at(sentence: _Sentence, char: int) -> int:
@@ -617,9 +713,9 @@ def _number_occurrences(sentence: _Sentence) -> list[_Occurrence]:
     for i, word in enumerate(sentence.lowered):
         base = word.split("-")[0]
         if base in _NUMBER_WORDS and not (word == "one" and sentence.lowered[i + 1: i + 2] == ("of",)):
-            ordinal = base in ("first", "second", "third", "once", "twice") or base.endswith("th")
+            ordinal = base in ("first", "second", "third") or base.endswith("th")
             value = float(sum(_NUMBER_WORDS.get(p, 0) for p in word.split("-")))
-            found.append(_Occurrence(str(value), sentence.word(i), i, i, 0.3 if ordinal else 0.7, value))
+            found.append(_Occurrence(_fmt(value), sentence.word(i), i, i, 0.3 if ordinal else 0.7, value))
     return found
 
 
@@ -636,32 +732,49 @@ def _number(sentence: _Sentence, start: int, end: int, text: str) -> _Occurrence
         surface = text + "%"
     elif last + 1 < len(sentence.tokens) and sentence.lowered[last + 1] in _UNITS:
         surface, last = f"{text} {sentence.word(last + 1)}", last + 1
-    return _Occurrence(str(value), surface, first, last, weight, value)
+    return _Occurrence(_fmt(value), surface, first, last, weight, value)
 
 
 def _span_occurrences(sentence: _Sentence, kind: str, gazetteer: _Gazetteer) -> list[_Occurrence]:
-    found = []
-    for a, b, known in _named_spans(sentence, gazetteer):
+    found = _title_subject(sentence)
+    for a, b, source in _named_spans(sentence, gazetteer):
         surface = _surface(sentence, a, b)
-        weight = _span_weight(sentence, a, b, known, kind)
+        weight = _span_weight(sentence, a, b, source, kind)
         if kind == "place":
             surface, b = _with_region(sentence, surface, a, b)
         found.append(_Occurrence(_key(surface.split(",")[0]), surface, a, b, weight))
     return found
 
 
-def _span_weight(sentence: _Sentence, a: int, b: int, known: bool, kind: str) -> float:
+def _title_subject(sentence: _Sentence) -> list[_Occurrence]:
+    """'His doctoral students included X' on the page 'Max Born': the pronoun is the page's subject."""
+    title = re.sub(r"\s*\(.*\)\s*$", "", sentence.title).strip()
+    if not (sentence.doc_id and title[:1].isupper() and sentence.lowered[:1]):
+        return []
+    if sentence.lowered[0] not in _SUBJECT_PRONOUNS:
+        return []
+    return [_Occurrence(_key(title), title, 0, 0, 0.8)]
+
+
+def _span_weight(sentence: _Sentence, a: int, b: int, source: str, kind: str) -> float:
     words = sentence.lowered[a: b + 1]
     before = sentence.lowered[max(0, a - 2): a]
     cue = any(w in _PLACE_CUES for w in before)
+    institution = any(w in _INSTITUTION_WORDS or w[:-1] in _INSTITUTION_WORDS for w in words)
+    if source == "lower":  # a concept named in lower case: never a person or a place
+        return 0.1 if kind in ("person", "place") else 0.8
+    known = source == "known"
+    if a == 0 and b == 0 and not known:  # a lone capitalised first word is usually just grammar
+        return 0.4
     if kind == "person":
         size = len([w for w in words if w not in _CONNECTORS])
         weight = 1.0 if known or 2 <= size <= 4 else 0.6 if size == 1 else 0.4
-        if any(w in _ORG_WORDS for w in words):
+        lower = any(sentence.word(i)[:1].islower() and w not in _CONNECTORS for i, w in enumerate(words, a))
+        if institution or lower or any(w in _GEO_WORDS or w[:-1] in _GEO_WORDS for w in words):  # 'Franck–Hertz experiment'
             weight *= 0.3
         return weight * (0.5 if cue else 1.0)
     if kind == "place":
-        return (1.0 if cue else 0.6) * (1.1 if known else 1.0)
+        return (1.0 if cue else 0.6) * (1.1 if known else 1.0) * (0.3 if institution else 1.0)
     return 1.1 if known else 1.0
 
 
@@ -681,16 +794,25 @@ def _with_region(sentence: _Sentence, surface: str, a: int, b: int) -> tuple[str
 # ---- aggregation ----------------------------------------------------------------------------------------
 
 
-def _proximity(context_stems: frozenset[str], sentence: _Sentence, a: int, b: int) -> float:
-    """Candidates near the question's own words in a sentence are likelier answers."""
-    positions = [
-        i for i, w in enumerate(sentence.lowered)
-        if (i < a or i > b) and w not in STOPWORDS and _stem(w) in context_stems
-    ]
-    if not positions:
+def _proximity(stems: frozenset[str], idf: dict[str, float], sentence: _Sentence, a: int, b: int) -> float:
+    """Candidates near the question's words in a sentence, the rarer words most, are likelier answers."""
+    nearest: dict[str, int] = {}
+    for i, word in enumerate(sentence.lowered):
+        if a <= i <= b or word in STOPWORDS:
+            continue
+        stem = _stem(word)
+        if stem in stems:
+            # a comma between them puts the word in another clause: count it as farther away
+            distance = (a - i if i < a else i - b) + 3 * abs(sentence.clauses[a] - sentence.clauses[i])
+            nearest[stem] = min(nearest.get(stem, distance), distance)
+    if not nearest:
         return 0.35
-    distance = min(a - p if p < a else p - b for p in positions)
-    return 0.35 + 0.65 * math.exp(-(distance - 1) / 6.0)
+    unseen = idf[""]
+    # a number the question names ('in 1962') pins the answer down more than any word
+    weights = {stem: idf.get(stem, unseen) * (2.0 if stem.isdigit() else 1.0) for stem in nearest}
+    total = sum(weights.values())
+    close = sum(weights[stem] * math.exp(-(d - 1) / 6.0) for stem, d in nearest.items())
+    return 0.35 + 0.65 * close / total
 
 
 def _sentence_weights(sentences: list[_Sentence]) -> list[float]:
@@ -702,12 +824,12 @@ def _sentence_weights(sentences: list[_Sentence]) -> list[float]:
 def _tally(context: _Context) -> list[_Tally]:
     sentences = context.sentences
     totals: dict[str, list] = {}
-    stems = context.question_stems
+    stems, idf = context.proximity_stems, context.idf
     for sentence, weight in zip(sentences, _sentence_weights(sentences)):
         if weight <= 1e-4:
             continue
         for occ in _occurrences(context, sentence):
-            gain = weight * occ.weight * _proximity(stems, sentence, occ.index, occ.end)
+            gain = weight * occ.weight * _proximity(stems, idf, sentence, occ.index, occ.end)
             entry = totals.setdefault(occ.key, [0.0, {}, []])
             entry[0] += gain
             entry[1][occ.surface] = entry[1].get(occ.surface, 0.0) + gain
@@ -717,7 +839,8 @@ def _tally(context: _Context) -> list[_Tally]:
                tuple(sorted(supports, key=lambda x: -x[0])))
         for key, (total, surfaces, supports) in totals.items()
     ]
-    merged = _merge_partial_names(tallies) if context.answer_type.kind not in ("date", "number") else tallies
+    # a surname alone is the same person; 'Vienna' is not the same place as 'University of Vienna'
+    merged = _merge_partial_names(tallies) if context.answer_type.kind == "person" else tallies
     return sorted(merged, key=lambda t: -t.total)
 
 
@@ -768,23 +891,63 @@ def _citations(supports: Sequence[tuple[float, _Sentence]], limit: int = 3) -> t
 def _read_extractive(context: _Context) -> Reading:
     tallies = _tally(context)
     kind = context.answer_type.kind
-    best_sentence = context.ranked()[0]
     if not tallies:
         return _refusal(
-            f"no {kind} candidate found in the evidence; best sentence: {_quote(best_sentence.text)}"
+            f"no {kind} candidate found in the evidence; best sentence: {_quote(context.ranked()[0].text)}"
         )
-    first = tallies[0]
-    second = tallies[1].total if len(tallies) > 1 else 0.0
-    margin = (first.total - second) / first.total if first.total > 0 else 0.0
-    confidence = _relevance(first.best_sentence) * (0.35 + 0.65 * margin)
+    chosen = _chosen(tallies, _wanted_count(context))
+    first = chosen[0]
+    rest = [t.total for t in tallies if t not in chosen]
+    runner = max(rest, default=0.0)
+    margin = (min(t.total for t in chosen) - runner) / first.total if first.total > 0 else 0.0
+    confidence = _relevance(first.best_sentence) * (0.35 + 0.65 * max(0.0, margin))
     shown = ", ".join(f"{t.surface} ({t.total:.2f})" for t in tallies[:4])
-    rationale = f"{kind} question; read from {_quote(first.supports[0][1].text)}; candidates: {shown}"
     return Reading(
-        answer=first.surface,
-        citations=_citations(first.supports),
+        answer=_join([t.surface for t in chosen]),
+        citations=tuple(dict.fromkeys(c for t in chosen for c in _citations(t.supports)))[:5],
         confidence=round(min(1.0, confidence), 4),
-        rationale=rationale,
+        rationale=f"{kind} question; read from {_quote(first.supports[0][1].text)}; candidates: {shown}",
     )
+
+
+def _wanted_count(context: _Context) -> int:
+    """How many answers the question wants: 1, a number it states ('which two'), or 0 for 'all'."""
+    words = [w.lower() for w in _WORD.findall(context.question)]
+    for i, word in enumerate(words):
+        after = words[i + 1: i + 4]
+        if word not in ("which", "what", "who") or not after:
+            continue
+        if after[0] in _NUMBER_WORDS and 2 <= _NUMBER_WORDS[after[0]] <= 10 and after[0] not in _ORDINALS:
+            return _NUMBER_WORDS[after[0]]
+        if after[0] == "both":
+            return 2
+        if word == "who" and after[0] in ("were", "are", "shared"):
+            return 0
+        window = []
+        for token in after:
+            if token in STOPWORDS:
+                break
+            window.append(token)
+        if word != "who" and any(_plural(t) for t in window):
+            return 0
+    return 1
+
+
+def _plural(word: str) -> bool:
+    return (len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "ics"))
+            and word not in ("series", "species", "news"))
+
+
+def _chosen(tallies: list[_Tally], wanted: int) -> list[_Tally]:
+    if wanted == 1:
+        return tallies[:1]
+    top = tallies[0].total
+    cut = 0.15 if wanted > 1 else 0.35  # a stated count is trusted further down the ranking
+    return [t for t in tallies[: wanted or 5] if t.total >= cut * top]
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _quote(text: str, limit: int = 160) -> str:
@@ -803,39 +966,70 @@ def _question_anchors(context: _Context) -> list[str]:
 
 
 def _mentions(context: _Context, name: str) -> list[tuple[float, int, _Sentence]]:
-    """Sentences about `name`: (match strength, token index of the mention or -1, sentence)."""
+    """Sentences about `name`: (match strength, token index of the mention or -1, sentence).
+
+    Words count by IDF, so 'Heidelberg' and not 'University' identifies 'the University of
+    Heidelberg'; a sentence under another document's title mentions the name only in passing.
+    """
     words = [w.lower() for w in _WORD.findall(name)]
     words = [w for w in words if w not in STOPWORDS] or words
     if not words:
         return []
+    unseen = context.idf[""]
+    weights = {w: context.idf.get(_stem(w), unseen) for w in words}
+    total = sum(weights.values())
     found = []
     for sentence in context.sentences:
-        present = [sentence.lowered.index(w) for w in words if w in sentence.lowered]
         title = set(_WORD.findall(sentence.title.lower()))
-        if len(present) / len(words) >= 0.5:
-            found.append((len(present) / len(words), max(present), sentence))
-        elif sum(w in title for w in words) / len(words) >= 0.5:
-            found.append((0.5 * sum(w in title for w in words) / len(words), -1, sentence))
+        in_body = sum(weights[w] for w in words if w in sentence.lowered) / total
+        in_title = sum(weights[w] for w in words if w in title) / total
+        position = max((sentence.lowered.index(w) for w in words if w in sentence.lowered), default=-1)
+        if in_title >= 0.6:
+            found.append((max(in_body, in_title), position, sentence))
+        elif in_body >= 0.6:
+            found.append((in_body * (0.6 if sentence.title else 1.0), position, sentence))
     return sorted(found, key=lambda m: (-m[0], -m[2].score))
 
 
-def _year_near(sentence: _Sentence, position: int, deaths: bool) -> int | None:
-    """The year that belongs to a mention: its nearest cluster, earliest (or the death year)."""
+def _year_near(sentence: _Sentence, position: int, mode: str = "earliest") -> int | None:
+    """The year that belongs to a mention, read as a birth, a death, or the earliest nearby year.
+
+    'birth' and 'death' are strict (a 'born'/'died' cue or a '(1808–1875)' life span) so callers
+    can fall back to 'earliest' only when no sentence states them.
+    """
     years = [o for o in _date_occurrences(sentence, "year") if o.value is not None]
     if not years:
         return None
     if position >= 0:
         nearest = min(abs(o.index - position) for o in years)
         years = [o for o in years if abs(o.index - position) <= nearest + 6]
-    if deaths:
-        death_at = [i for i, w in enumerate(sentence.lowered) if w in _DEATH_WORDS]
-        after = [o for o in years if death_at and o.index > death_at[0]]
-        if after:
-            return int(after[0].value)
-        if len(years) >= 2 and years[1].index - years[0].index <= 8:  # '(1808 – 1875)'
-            return int(years[1].value)
-        return None
-    return int(min(o.value for o in years))
+    if mode == "earliest":
+        return int(min(o.value for o in years))
+    cues = _BIRTH_WORDS if mode == "birth" else _DEATH_WORDS
+    cue_at = [i for i, w in enumerate(sentence.lowered) if w in cues]
+    after = [o for o in years if cue_at and 0 < o.index - cue_at[0] <= 8]
+    if after:
+        return int(after[0].value)
+    spans = [(x, y) for x, y in zip(years, years[1:]) if y.index - x.index <= 8 and _is_range(sentence, x, y)]
+    if spans:
+        return int(spans[0][0].value if mode == "birth" else spans[0][1].value)
+    return None
+
+
+def _is_range(sentence: _Sentence, first: _Occurrence, second: _Occurrence) -> bool:
+    gap = sentence.text[sentence.tokens[first.end][1]: sentence.tokens[second.index][0]]
+    return bool(re.search(r"[–—-]|\bto\b|\buntil\b", gap)) and "(" not in gap
+
+
+def _life_year(mentions: list[tuple[float, int, _Sentence]], mode: str, exclude: set[int] = frozenset()) -> tuple[int, _Sentence] | None:
+    """A birth/death year from the best mentions, falling back to the earliest year for births."""
+    passes = (mode, "earliest") if mode == "birth" else (mode,)
+    for current in passes:
+        for _strength, position, sentence in mentions[:6]:
+            year = _year_near(sentence, position, current)
+            if year is not None and year not in exclude:
+                return year, sentence
+    return None
 
 
 def _number_near(context: _Context, sentence: _Sentence, position: int, exclude: frozenset[str]) -> float | None:
@@ -846,7 +1040,7 @@ def _number_near(context: _Context, sentence: _Sentence, position: int, exclude:
 
     def fit(o: _Occurrence) -> float:
         near = 1.0 / (1 + abs(o.index - position)) if position >= 0 else 0.0
-        return o.weight * _proximity(stems, sentence, o.index, o.end) + 0.1 * near
+        return o.weight * _proximity(stems, context.idf, sentence, o.index, o.end) + 0.1 * near
 
     return float(max(numbers, key=fit).value)
 
@@ -873,19 +1067,22 @@ def _read_choice(context: _Context) -> Reading:
 def _compare_options(context: _Context, options: tuple[str, ...], mentions: list) -> Reading | None:
     asked = context.question_words
     temporal = bool(asked & _TEMPORAL_WORDS) and not asked & {"more", "larger", "bigger", "higher"}
-    deaths = bool(asked & _DEATH_WORDS)
     option_stems = frozenset().union(*(_stems(o) for o in options))
     values: list[tuple[float, _Sentence]] = []
     for found in mentions:
-        value = None
-        for _strength, position, sentence in found[:4]:
-            value = (_year_near(sentence, position, deaths) if temporal
-                     else _number_near(context, sentence, position, option_stems))
-            if value is not None:
-                values.append((float(value), sentence))
-                break
+        if temporal and asked & {"lived", "life", "lifespan", "lifetime"}:
+            value = _lifespan(found)
+        elif temporal:
+            value = _life_year(found, _temporal_mode(asked))
+        else:
+            value = next(
+                ((v, s) for _, position, s in found[:4]
+                 if (v := _number_near(context, s, position, option_stems)) is not None),
+                None,
+            )
         if value is None:
             return None
+        values.append((float(value[0]), value[1]))
     order = context.answer_type.order
     step = calculation_step(f"{order}({', '.join(_fmt(v) for v, _ in values)})")
     winners = [i for i, (v, _) in enumerate(values) if step.result is not None and v == step.result]
@@ -903,13 +1100,37 @@ def _compare_options(context: _Context, options: tuple[str, ...], mentions: list
     )
 
 
+def _lifespan(mentions: list[tuple[float, int, _Sentence]]) -> tuple[int, _Sentence] | None:
+    """'Who lived longer': years from birth to death, both read near the name."""
+    born, died = _life_year(mentions, "birth"), _life_year(mentions, "death")
+    if born is None or died is None or died[0] < born[0]:
+        return None
+    return died[0] - born[0], died[1]
+
+
+def _negated_at(sentence: _Sentence, position: int) -> bool:
+    """'The capital is Bern, not Zurich': a negation just before a mention speaks against it."""
+    if position < 0:
+        return False
+    return any(w in _NEGATIONS or w.endswith("n't") for w in sentence.lowered[max(0, position - 3): position])
+
+
+def _temporal_mode(asked: frozenset[str]) -> str:
+    if asked & _DEATH_WORDS:
+        return "death"
+    if asked & (_BIRTH_WORDS | {"older", "oldest", "younger", "youngest"}):
+        return "birth"
+    return "earliest"
+
+
 def _choose_by_relevance(context: _Context, options: tuple[str, ...], mentions: list) -> Reading:
     predicate = context.question_stems - frozenset().union(*(_stems(o) for o in options))
     scores = []
     for found in mentions:
         best = max(
-            ((strength * (0.5 * _overlap(predicate, s, context.idf) + 0.5 * s.score), s)
-             for strength, _, s in found[:6]),
+            ((strength * (0.5 * _overlap(predicate, s, context.idf) + 0.5 * s.score)
+              * (0.2 if _negated_at(s, position) else 1.0), s)
+             for strength, position, s in found[:6]),
             key=lambda x: x[0], default=(0.0, None),
         )
         scores.append(best)
@@ -929,30 +1150,90 @@ def _choose_by_relevance(context: _Context, options: tuple[str, ...], mentions: 
 # ---- numbers: differences and counts -----------------------------------------------------------------------
 
 
+_SPAN_UNITS = r"(?:years|months|days|decades|centuries)"
+_AUX_RE = r"(?:did|was|were|is|are|does|do|had|has|have|would)"
+_PRONOUN = re.compile(r"\b(?:he|she|they|his|her|hers|their|its|it|him|them)\b", flags=re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class _Event:
+    """One side of a time difference: what happened, to whom, and which year of it counts."""
+
+    text: str
+    anchor: str = ""
+    mode: str = "any"  # any | birth | death | start | pair (two years of one event) | range
+
+
 def _asks_difference(asked: frozenset[str]) -> bool:
-    spans = asked & {"years", "months", "days", "decades", "centuries"}
-    if "how" in asked and "many" in asked and spans and asked & _DIFFERENCE_WORDS:
+    if "how" in asked and "many" in asked and asked & {"years", "decades", "centuries"}:
         return True
     return "how" in asked and "old" in asked and "when" in asked
 
 
+def _difference_events(context: _Context) -> list[_Event]:
+    """Split 'how many years after A did B' (and its kin) into the events whose years differ."""
+    q = " ".join(context.question.strip().rstrip("?.! ").split())
+    anchors = _question_anchors(context)
+    patterns = (
+        (rf"how old {_AUX_RE} (?P<a>.+?)(?:,[^,]*,)? (?:when|at the time) (?P<b>.+)", "birth", "any"),
+        (rf"how many {_SPAN_UNITS} (?:older|younger|newer) {_AUX_RE} (?P<a>.+?) than (?P<b>.+)", "start", "start"),
+        (rf"how many {_SPAN_UNITS} (?:after|before|later than|earlier than) (?P<a>.+?) {_AUX_RE} (?P<b>.+)",
+         "any", "any"),
+        (rf"how many {_SPAN_UNITS} .*?\bbetween (?P<a>.+?) and (?P<b>.+)", "any", "any"),
+        (rf"how many {_SPAN_UNITS} {_AUX_RE} (?P<a>.+?) (?:before|after|until|prior to) (?P<b>.+)", "any", "any"),
+        (rf"how many {_SPAN_UNITS} .*?\bbetween (?P<a>.+)", "pair", ""),
+        (rf"how many {_SPAN_UNITS} {_AUX_RE} (?P<a>.+)", "range", ""),
+    )
+    for pattern, mode_a, mode_b in patterns:
+        match = re.search(pattern, q, flags=re.IGNORECASE)
+        if match:
+            return _events_from(match.groupdict(), mode_a, mode_b, anchors)
+    return []
+
+
+def _events_from(parts: dict[str, str | None], mode_a: str, mode_b: str, anchors: list[str]) -> list[_Event]:
+    a = parts.get("a") or ""
+    anchor_a = _anchor_in(a, anchors) or (anchors[0] if anchors else "")
+    events = [_Event(a, anchor_a, _life_mode(a, mode_a))]
+    b = parts.get("b")
+    if b:
+        b = _PRONOUN.sub(anchor_a, b) if anchor_a else b
+        anchor_b = _anchor_in(b, anchors) or anchor_a
+        events.append(_Event(b, anchor_b, _life_mode(b, mode_b)))
+        if len(_stems(a) - _stems(anchor_a)) == 0:  # 'after polonium was francium discovered'
+            verb = " ".join(sorted(_stems(b) - _stems(anchor_b)))
+            events[0] = replace(events[0], text=f"{a} {verb}")
+    elif anchor_a and _PRONOUN.search(a):
+        events[0] = replace(events[0], text=_PRONOUN.sub(anchor_a, a))
+    return events
+
+
+def _anchor_in(text: str, anchors: list[str]) -> str:
+    lowered = text.lower()
+    return next((a for a in anchors if a.lower() in lowered), "")
+
+
+def _life_mode(text: str, mode: str) -> str:
+    words = {w.lower() for w in _WORD.findall(text)}
+    if mode in ("any", "birth") and words & {"born", "birth"}:
+        return "birth"
+    if mode == "any" and words & _DEATH_WORDS:
+        return "death"
+    return mode
+
+
 def _read_difference(context: _Context) -> Reading | None:
-    values: list[tuple[int, _Sentence | None]] = [
-        (int(y), None) for y in dict.fromkeys(m.group(1) for m in _YEAR.finditer(context.question))
-    ]
-    for anchor in _question_anchors(context):
-        if len(values) >= 2:
-            break
-        for _strength, position, sentence in _mentions(context, anchor)[:4]:
-            year = _year_near(sentence, position, deaths=False)
-            if year is not None and year not in [v for v, _ in values]:
-                values.append((year, sentence))
-                break
-    if len(values) < 2:
-        values = _span_in_one_sentence(context)
-    if len(values) < 2:
+    events = _difference_events(context)
+    if not events:
         return None
-    (a, sa), (b, sb) = values[:2]
+    if "old" in context.question_words and len(events) == 2:
+        stated = _stated_age(context, events[1])
+        if stated is not None:
+            return stated
+    found = _event_years(context, events)
+    if len(found) < 2:
+        return None
+    (a, sa), (b, sb) = found[:2]
     step = calculation_step(f"{max(a, b)} - {min(a, b)}")
     if step.result is None:
         return None
@@ -963,18 +1244,85 @@ def _read_difference(context: _Context) -> Reading | None:
         citations=tuple(dict.fromkeys(s.doc_id for s in used if s.doc_id)),
         confidence=round(0.3 + 0.5 * support, 4),
         rationale=f"difference of years {step.expression} = {_fmt(step.result)}"
-        + "".join(f"; from {_quote(s.text, 100)}" for s in used),
+        + "".join(f"; from {_quote(s.text, 100)}" for s in dict.fromkeys(used)),
         steps=(step,),
     )
 
 
-def _span_in_one_sentence(context: _Context) -> list[tuple[int, _Sentence | None]]:
-    """'from 1990 to 1995': two years in one of the best sentences."""
-    for sentence in context.ranked()[:3]:
-        years = list(dict.fromkeys(int(o.value) for o in _date_occurrences(sentence, "year") if o.value))
-        if len(years) >= 2:
-            return [(years[0], sentence), (years[1], sentence)]
-    return []
+def _stated_age(context: _Context, event: _Event) -> Reading | None:
+    """'died … at the age of thirty-six': an age the evidence states beats one computed from years."""
+    stems = _stems(event.text)
+    ranked = sorted(context.sentences, key=lambda s: -(_overlap(stems, s, context.idf) + 0.1 * s.score))
+    for sentence in ranked[:2]:
+        match = _AGE.search(sentence.text)
+        if match and _overlap(stems, sentence, context.idf) >= 0.5:
+            age = match.group(1) or match.group(2)
+            value = _NUMBER_WORDS.get(age.lower()) if "-" not in age else None
+            if "-" in age and all(p in _NUMBER_WORDS for p in age.lower().split("-")):
+                value = sum(_NUMBER_WORDS[p] for p in age.lower().split("-"))
+            age = str(value) if value is not None else age
+            if not age.isdigit():
+                continue
+            return Reading(
+                answer=age,
+                citations=(sentence.doc_id,) if sentence.doc_id else (),
+                confidence=round(0.3 + 0.5 * _relevance(sentence.score), 4),
+                rationale=f"age stated in {_quote(sentence.text)}",
+            )
+    return None
+
+
+def _event_years(context: _Context, events: list[_Event]) -> list[tuple[int, _Sentence | None]]:
+    if len(events) == 1:
+        return _years_of_one_event(context, events[0])
+    found: list[tuple[int, _Sentence | None]] = []
+    for event in events:
+        year = _event_year(context, event, {y for y, _ in found})
+        if year is None:
+            return []
+        found.append(year)
+    return found
+
+
+def _event_year(context: _Context, event: _Event, exclude: set[int]) -> tuple[int, _Sentence | None] | None:
+    literal = re.fullmatch(r"\s*(?:the year\s+)?(\d{3,4})\s*", event.text)
+    if literal:
+        return int(literal.group(1)), None
+    if event.mode in ("birth", "death", "start") and event.anchor:
+        mode = "earliest" if event.mode == "start" else event.mode
+        found = _life_year(_mentions(context, event.anchor), mode, exclude)
+        if found is not None:
+            return found
+    ranked = _years_by_fit(context, event, exclude)
+    return ranked[0] if ranked else None
+
+
+def _years_by_fit(context: _Context, event: _Event, exclude: set[int]) -> list[tuple[int, _Sentence]]:
+    """Years ranked by how well their sentence and their neighbourhood match the event's words."""
+    stems = _stems(event.text)
+    scored: dict[int, tuple[float, _Sentence]] = {}
+    for sentence in context.sentences:
+        overlap = _overlap(stems, sentence, context.idf)
+        if overlap <= 0:
+            continue
+        for occ in _date_occurrences(sentence, "year"):
+            year = int(occ.value or 0)
+            if year in exclude:
+                continue
+            fit = overlap * _proximity(stems, context.idf, sentence, occ.index, occ.end) + 0.1 * sentence.score
+            if fit > scored.get(year, (0.0, sentence))[0]:
+                scored[year] = (fit, sentence)
+    return [(year, s) for year, (fit, s) in sorted(scored.items(), key=lambda kv: -kv[1][0])]
+
+
+def _years_of_one_event(context: _Context, event: _Event) -> list[tuple[int, _Sentence | None]]:
+    """'between Marie Curie's two Nobel Prizes' or 'for how many years did X direct Y'."""
+    ranked = _years_by_fit(context, event, set())
+    if event.mode == "range" and ranked:
+        best = ranked[0][1]
+        years = list(dict.fromkeys(int(o.value or 0) for o in _date_occurrences(best, "year")))
+        return [(y, best) for y in years[:2]] if len(years) >= 2 else []
+    return [(year, s) for year, s in ranked[:2]]
 
 
 def _asks_count(question: str) -> bool:
@@ -1067,3 +1415,134 @@ def _yes_no_each(context: _Context, anchors: list[str]) -> Reading:
         confidence=round(confidence * _relevance(max(s.score for _, _, s, _ in checks)), 4),
         rationale="; ".join(f"{a}: {support:.0%} support in {_quote(s.text, 80)}" for a, support, s, _ in checks),
     )
+
+
+# ---- multi-hop: relational phrases answered first ---------------------------------------------------------
+
+_RELATIONAL_PERSONS = PERSON_NOUNS | frozenset(
+    "advisor adviser supervisor student pupil teacher mentor nephew niece uncle aunt cousin "
+    "grandfather grandmother grandson granddaughter spouse partner successor predecessor colleague "
+    "collaborator owner discoverer creator".split()
+)
+_RELATIONAL_PLACES = PLACE_NOUNS | frozenset("birthplace hometown headquarters".split())
+_RELATIONAL_THINGS = frozenset(
+    "company organisation organization band team group element institution university laboratory "
+    "film book album song novel school employer label publisher".split()
+)
+_POSSESSIVE_PLACES = frozenset("birthplace hometown headquarters".split())
+_HOP_BREAK = frozenset("born died named called known".split())
+_FRAMING_WORDS = frozenset("name names called full title kind type sort".split())
+
+
+@dataclass(frozen=True)
+class _Hop:
+    """A relational phrase in the question, answered on its own before the rest of the question."""
+
+    phrase: str  # text to replace in the question, e.g. "Werner Heisenberg's doctoral advisor"
+    sub_question: str
+    kind: str
+
+
+def _find_hop(context: _Context) -> _Hop | None:
+    question = context.question
+    hop = _relative_hop(question) or _named_hop(context)
+    if hop is None:
+        return None
+    rest = question.replace(hop.phrase, " ")
+    asked = {w.lower() for w in _WORD.findall(rest)} - STOPWORDS - _FRAMING_WORDS
+    return hop if asked else None  # 'Who was X's wife?' is itself the first hop: nothing to rewrite
+
+
+def _relative_hop(question: str) -> _Hop | None:
+    """'the physicist who supervised Louis de Broglie' → 'Who supervised Louis de Broglie?'."""
+    match = re.search(r"\bthe\s+([a-z]+)\s+(who|that|which|where|when)\s+([^,?;]+)", question)
+    if not match:
+        return None
+    noun, relative, clause = match.group(1), match.group(2), match.group(3).strip()
+    kind = _relation_kind(noun)
+    if relative in ("where", "when"):  # 'the city where …', 'the year when …'
+        wanted = PLACE_NOUNS if relative == "where" else DATE_NOUNS
+        kind = ("place" if relative == "where" else "date") if noun in wanted else ""
+    if not kind or len(clause.split()) < 2:
+        return None
+    wh = {"person": "Who", "place": "Where", "date": "When"}.get(kind, "What")
+    return _Hop(match.group(0).strip(), f"{wh} {clause}?", kind)
+
+
+def _named_hop(context: _Context) -> _Hop | None:
+    """'X's doctoral advisor' or 'the father of X', where X is a name the question gives."""
+    question = context.question
+    sentence = _tokenised(_Sentence(question, "", "", 0))
+    spans = [(sentence.tokens[a][0], sentence.tokens[b][1]) for a, b, _ in _named_spans(sentence, context.gazetteer)]
+    spans += [(m.start(), m.end()) for m in re.finditer(r"[\"“][^\"”]{2,80}[\"”]", question)]
+    for start, end in spans:
+        after = re.match(r"['’]s\s+((?:[a-z]+\s*){1,3})", question[end:])
+        if after:
+            words = _relation_words(after.group(1).split())
+            if words:
+                phrase = f"{question[start:end]}'s {' '.join(words)}"
+                if phrase in question or phrase.replace("'", "’") in question:
+                    return _named(phrase if phrase in question else phrase.replace("'", "’"), words[-1])
+        before = re.search(r"\bthe\s+((?:[a-z]+\s+){1,3})of\s+$", question[:start])
+        if before:
+            words = before.group(1).split()
+            if _relation_kind(words[-1]):
+                return _named(question[before.start(): end], words[-1])
+    return None
+
+
+def _relation_words(words: list[str]) -> list[str]:
+    taken = []
+    for word in words:
+        if word in STOPWORDS or word in _HOP_BREAK or word.endswith("ed"):
+            break
+        taken.append(word)
+    # "X's country of citizenship" is an attribute, not a hop; "X's birthplace" is one
+    return taken if taken and _relation_kind(taken[-1], _POSSESSIVE_PLACES) else []
+
+
+def _relation_kind(noun: str, places: frozenset[str] = _RELATIONAL_PLACES) -> str:
+    if noun in _RELATIONAL_PERSONS:
+        return "person"
+    if noun in places:
+        return "place"
+    return "entity" if noun in _RELATIONAL_THINGS else ""
+
+
+def _named(phrase: str, noun: str) -> _Hop:
+    kind = _relation_kind(noun)
+    wh = "Who" if kind == "person" else "Where" if kind == "place" and noun in _RELATIONAL_PLACES - PLACE_NOUNS else "What"
+    return _Hop(phrase, f"{wh} is {phrase}?", kind)
+
+
+# ---- premise check -----------------------------------------------------------------------------------------
+
+
+def _check_premise(question: str, reading: Reading, sentences: list[_Sentence], gazetteer: _Gazetteer) -> Reading:
+    """A name the question relies on that no evidence sentence mentions makes any answer doubtful."""
+    if reading.refused:
+        return reading
+    missing = [a for a in _premise_anchors(question, gazetteer) if not _mentioned(a, sentences)]
+    if not missing:
+        return reading
+    return replace(
+        reading,
+        confidence=round(reading.confidence * 0.4 ** len(missing), 4),
+        rationale=f"the evidence never mentions {', '.join(missing)}; {reading.rationale}",
+    )
+
+
+def _premise_anchors(question: str, gazetteer: _Gazetteer) -> list[str]:
+    sentence = _tokenised(_Sentence(question, "", "", 0))
+    anchors = []
+    for a, b, source in _named_spans(sentence, gazetteer):
+        # the first word of a question is capitalised anyway ('Roughly how old …')
+        if a == 0 and b == 0 and source == "caps":
+            continue
+        anchors.append(_surface(sentence, a, b))
+    return anchors
+
+
+def _mentioned(name: str, sentences: list[_Sentence]) -> bool:
+    words = {w.lower() for w in _WORD.findall(name)} - STOPWORDS
+    return any(words <= (set(s.lowered) | {w.lower() for w in _WORD.findall(s.title)}) for s in sentences)

@@ -1,0 +1,48 @@
+"""The Streamlit app in-process (AppTest): loads, answers a question, explains bad input."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from paths import MINI_PACK, TESTS
+
+APP = str(TESTS.parent / "app.py")
+
+
+@pytest.fixture()
+def app(ragscope_home) -> AppTest:
+    packs = ragscope_home / "packs"
+    if not (packs / "mini").exists():
+        shutil.copytree(MINI_PACK, packs / "mini")
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["pack"] = "mini"  # the sidebar honours ?pack= links
+    return at.run()
+
+
+def _ask(at: AppTest, question: str) -> AppTest:
+    at.text_area[0].input(question)
+    at.button[0].click()
+    return at.run()
+
+
+def test_the_explore_page_starts_with_a_hint_and_the_pack_title(app):
+    assert not app.exception
+    assert any("Pick an example" in i.value for i in app.info)
+    assert app.header[0].value == "Mini test pack"
+
+
+def test_asking_shows_the_chunks_and_the_answer_with_its_backend(app):
+    at = _ask(app, "When was Grace Hopper born?")
+    assert not at.exception
+    assert [s.value for s in at.success] == ["1906"]
+    assert any("offline" in c.value for c in at.caption)
+    assert len(at.dataframe) == 1
+
+
+def test_an_empty_question_gets_a_clear_message(app):
+    at = _ask(app, "   ")
+    assert not at.exception
+    assert any("empty" in e.value for e in at.error)

@@ -1,0 +1,85 @@
+"""A run validates its input, never crashes, can be stopped, and serves two users at once."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from engine.errors import QuestionError
+from engine.methods import base
+from engine.trace import DecisionStep, RetrievalStep, Step
+
+
+def test_empty_question_is_refused_with_a_clear_message(mini_workbench):
+    with pytest.raises(QuestionError, match="empty"):
+        mini_workbench.start("   \n ", "vanilla")
+
+
+def test_a_100_kb_question_is_refused_before_any_work(mini_workbench):
+    with pytest.raises(QuestionError, match="at most 2000"):
+        mini_workbench.start("why " * 25_000, "vanilla")
+
+
+def test_steps_carry_increasing_elapsed_times(mini_workbench):
+    trace = mini_workbench.ask("Where was Alan Turing born?", "vanilla")
+    times = [s.elapsed_ms for s in trace.steps]
+    assert times == sorted(times) and trace.totals.latency_ms == times[-1]
+
+
+def test_stopping_half_way_keeps_the_steps_so_far(mini_workbench):
+    run = mini_workbench.start("Where was Alan Turing born?", "vanilla")
+    steps = []
+    for step in run:
+        steps.append(step)
+        if isinstance(step, RetrievalStep):
+            run.stop()
+    assert [s.kind for s in steps] == ["retrieval", "decision"]
+    assert isinstance(steps[-1], DecisionStep) and steps[-1].action == "stopped"
+    assert run.trace.steps == tuple(steps) and run.trace.answer is None
+
+
+@dataclass(frozen=True)
+class _Params:
+    pass
+
+
+class _Exploding(base.Method):
+    id = "test-exploding"
+    label = paper = description = "explodes"
+    Params = _Params
+
+    def run(self, question: str, ctx: base.RunContext) -> Iterator[Step]:
+        yield DecisionStep(iteration=1, action="continue")
+        raise ZeroDivisionError("boom")
+
+
+def test_a_failing_method_ends_with_an_error_step_and_a_refusal(mini_workbench, monkeypatch):
+    monkeypatch.setitem(base.METHODS, _Exploding.id, _Exploding)
+    trace = mini_workbench.ask("anything?", _Exploding.id)
+    assert [s.kind for s in trace.steps] == ["decision", "error", "answer"]
+    assert "ZeroDivisionError: boom" in trace.steps[1].message
+    assert trace.answer.refused
+
+
+def test_two_users_asking_at_once_both_get_their_own_answers(mini_workbench):
+    questions = {"a": "When was Grace Hopper born?", "b": "When was Charles Babbage born?"}
+    answers: dict[str, str] = {}
+
+    def ask(key: str) -> None:
+        answers[key] = mini_workbench.ask(questions[key], "vanilla").answer.text
+
+    threads = [threading.Thread(target=ask, args=(k,)) for k in questions]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert answers == {"a": "1906", "b": "1791"}
+
+
+def test_script_inside_a_document_comes_back_as_plain_text(mini_workbench):
+    trace = mini_workbench.ask("Which document mentions alert script?", "vanilla", {"retriever": "bm25"})
+    texts = [h.text for h in trace.steps[0].hits]
+    assert any("<script>alert('x')</script>" in t for t in texts)
