@@ -133,7 +133,9 @@ def _binary(node: ast.BinOp, budget: _Budget) -> Number:
 
 def _power(base: Number, exponent: Number) -> Number:
     if abs(exponent) > MAX_EXPONENT:
-        raise CalculationError(f"exponent {exponent!r} is too large; |exponent| ≤ {MAX_EXPONENT} is allowed")
+        raise CalculationError(
+            f"exponent {exponent!r} is too large; |exponent| ≤ {MAX_EXPONENT} is allowed"
+        )
     if base == 0 and exponent < 0:
         raise CalculationError(f"division by zero in 0 ** {exponent!r}")
     if abs(base) > 1 and exponent > 0 and exponent * math.log10(abs(base)) > math.log10(MAX_MAGNITUDE):
@@ -165,7 +167,9 @@ def _apply(name: str, args: list[Number]) -> Number:
     if len(args) not in (1, 2):
         raise CalculationError(f"round() takes a number and optional digits, got {len(args)} arguments")
     if len(args) == 2 and (not float(args[1]).is_integer() or abs(args[1]) > MAX_ROUND_DIGITS):
-        raise CalculationError(f"round() digits must be a whole number within ±{MAX_ROUND_DIGITS}, got {args[1]!r}")
+        raise CalculationError(
+            f"round() digits must be a whole number within ±{MAX_ROUND_DIGITS}, got {args[1]!r}"
+        )
     return round(args[0], int(args[1])) if len(args) == 2 else round(args[0])
 
 
@@ -173,7 +177,9 @@ def _checked(value: Number) -> Number:
     if isinstance(value, float) and not math.isfinite(value):
         raise CalculationError(f"result {value!r} is not a finite number")
     if abs(value) > MAX_MAGNITUDE:
-        raise CalculationError(f"intermediate value {value:.3g} exceeds the magnitude limit {MAX_MAGNITUDE:.0e}")
+        raise CalculationError(
+            f"intermediate value {value:.3g} exceeds the magnitude limit {MAX_MAGNITUDE:.0e}"
+        )
     return value
 
 

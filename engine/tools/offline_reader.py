@@ -12,9 +12,8 @@ from __future__ import annotations
 import math
 import re
 import threading
-import time
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -26,13 +25,14 @@ from engine.retrieval.text import STOPWORDS
 from engine.tools.base import IDK, AnswerType, QuestionClassifier, Reader, Reading
 from engine.tools.calculator import calculation_step
 from engine.tools.offline_classifier import DATE_NOUNS, PERSON_NOUNS, PLACE_NOUNS, OfflineQuestionClassifier
-from engine.trace import CalculationStep, ErrorStep, Hit, Step
+from engine.trace import ErrorStep, Hit, Step
 
-DEFAULT_THRESHOLD = 0.25
-MAX_EMBEDDED = 12  # sentences embedded per read: MiniLM costs ~3 ms a sentence on 2 cores
+DEFAULT_THRESHOLD = 0.3
+MAX_EMBEDDED = 8  # sentences embedded per read: MiniLM costs ~3-4 ms a sentence on 2 cores
 MAX_SENTENCES = 400  # lexical scoring bound for very long evidence
 MAX_CHARS_PER_HIT = 20_000
 MAX_SENTENCE_CHARS = 600
+EMBED_CHARS = 300  # encoder cost grows with length; the head of a sentence carries its topic
 MAX_HOPS = 2  # nested relations: 'the uncle of the physicist who shared …'
 HOP_CONFIDENCE = 0.3
 _CACHE_SIZE = 4096
@@ -79,8 +79,19 @@ _TEMPORAL_WORDS = frozenset(
     "released published premiered began first earlier earliest older oldest younger youngest later "
     "latest last before after newer newest sooner recent recently introduced incorporated".split()
 )
-_DIFFERENCE_WORDS = frozenset("between after before apart difference passed elapsed later earlier".split())
 _DEATH_WORDS = frozenset("died death dead killed".split())
+_DEMONYM_NOUNS = frozenset("nationality nationalities citizenship ethnicity".split())
+_DEMONYM = re.compile(r"(?:an|ian|ese|ish|ch|i|ic)$")
+_IRREGULAR = dict(
+    pair.split(":") for pair in (
+        "won:win wrote:write written:write began:begin begun:begin became:become led:lead "
+        "taught:teach built:build made:make held:hold gave:give given:give took:take taken:take "
+        "met:meet left:leave sold:sell bought:buy grew:grow grown:grow knew:know spoke:speak "
+        "chose:choose chosen:choose drew:draw drawn:draw sang:sing sung:sing fought:fight "
+        "thought:think brought:bring sent:send spent:spend lost:lose fell:fall saw:see seen:see "
+        "went:go gone:go came:come ran:run wore:wear worn:wear shot:shoot flew:fly flown:fly"
+    ).split()
+)
 _SUBJECT_PRONOUNS = frozenset("he she his her it its they their".split())
 # a relation read from the other side: 'X's uncle' is stated as 'Y, the nephew of X'
 _INVERSES = {
@@ -110,7 +121,8 @@ _NUMBER = re.compile(
     r"(?:\s(?:thousand|million|billion|trillion))?(?![\w])"
 )
 _AGE = re.compile(
-    r"\b(?:at the age of|aged|at age)\s+(\d+|[a-z]+(?:-[a-z]+)?)\b|\b(\d+|[a-z]+(?:-[a-z]+)?)\s+years?\s+old\b",
+    r"\b(?:at the age of|aged|at age)\s+(\d+|[a-z]+(?:-[a-z]+)?)\b"
+    r"|\b(\d+|[a-z]+(?:-[a-z]+)?)\s+years?\s+old\b",
     flags=re.IGNORECASE,
 )
 # words keep inner apostrophes and hyphens ("O'Neill", "Jean-Marie") but not a possessive 's
@@ -187,15 +199,12 @@ class OfflineReader(Reader):
         self._lock = threading.Lock()
 
     def read(self, question: str, evidence: Sequence[Hit], facts: Sequence[Triple] = ()) -> Reading:
-        started = time.perf_counter()
         try:
-            reading = self._read(str(question or ""), tuple(evidence or ()), tuple(facts or ()))
+            return self._read(str(question or ""), tuple(evidence or ()), tuple(facts or ()))
         except Exception as exc:  # the Reader contract: never raise, report instead
             message = f"offline reader failed: {type(exc).__name__}: {exc}"
             error = ErrorStep(title="reader error", message=message, recoverable=True)
-            reading = Reading(answer=IDK, refused=True, rationale=message, steps=(error,))
-        elapsed = (time.perf_counter() - started) * 1000
-        return replace(reading, rationale=f"{reading.rationale} [{elapsed:.0f} ms]".strip())
+            return Reading(answer=IDK, refused=True, rationale=message, steps=(error,))
 
     def _read(self, question: str, evidence: tuple[Hit, ...], facts: tuple[Triple, ...]) -> Reading:
         if not question.strip():
@@ -235,14 +244,16 @@ class OfflineReader(Reader):
         sub = self._answer(hop.sub_question, sentences, context.gazetteer, depth + 1, AnswerType(hop.kind))
         if sub.refused or sub.confidence < HOP_CONFIDENCE or _in_question(_key(sub.answer), context.question_words):
             return None
-        final = self._answer(context.question.replace(hop.phrase, sub.answer), sentences, context.gazetteer, depth + 1)
+        rewritten = context.question.replace(hop.phrase, sub.answer)
+        final = self._answer(rewritten, sentences, context.gazetteer, depth + 1)
         if final.refused:
             return None
         return Reading(
             answer=final.answer,
             citations=tuple(dict.fromkeys(sub.citations + final.citations)),
             confidence=round(final.confidence * (0.6 + 0.4 * sub.confidence), 4),
-            rationale=f"first hop: {hop.phrase!r} is {sub.answer!r} ({sub.rationale}); then {final.rationale}",
+            rationale=f"first hop: {hop.phrase!r} is {sub.answer!r} ({sub.rationale}); "
+            f"then {final.rationale}",
             steps=sub.steps + final.steps,
         )
 
@@ -253,7 +264,10 @@ class OfflineReader(Reader):
         idf = _idf(sentences)
         lexical = [_overlap(question_stems, s, idf) for s in sentences]
         order = sorted(range(len(sentences)), key=lambda i: (-lexical[i], sentences[i].position))
-        embedded = order[: self.max_embedded]
+        # sentences already encoded (an earlier hop, an earlier round) cost nothing to compare
+        with self._lock:
+            cached = [i for i in order[self.max_embedded:] if _embedding_text(sentences[i]) in self._cache]
+        embedded = order[: self.max_embedded] + cached
         vectors = self._cosines(question, [sentences[i] for i in embedded])
         cosines = dict(zip(embedded, vectors))
         # sentences left out of the embedding batch ranked lower lexically; give them the floor
@@ -304,7 +318,8 @@ class _Context:
 
     @cached_property
     def question_words(self) -> frozenset[str]:
-        return frozenset(w.lower() for w in _WORD.findall(self.question))
+        words = [w.lower() for w in _WORD.findall(self.question)]
+        return frozenset(words + [p for w in words if "-" in w for p in w.split("-")])
 
     @cached_property
     def question_stems(self) -> frozenset[str]:
@@ -361,7 +376,8 @@ def _evidence_sentences(evidence: tuple[Hit, ...], facts: tuple[Triple, ...]) ->
 def fact_sentence(triple: Triple) -> str:
     """A KG triple read as a sentence: 'head relation with spaces tail (time)'."""
     relation = re.sub(r"[_\s]+", " ", str(triple.relation or "")).strip()
-    text = " ".join(p for p in (str(triple.head or "").strip(), relation, str(triple.tail or "").strip()) if p)
+    parts = (str(triple.head or "").strip(), relation, str(triple.tail or "").strip())
+    text = " ".join(p for p in parts if p)
     return f"{text} ({triple.time})" if getattr(triple, "time", "") else text
 
 
@@ -375,7 +391,7 @@ def split_sentences(text: str) -> list[str]:
             before = line[last: match.start()]
             tail = re.search(r"(\w+)\W*$", before)
             word = tail.group(1) if tail else ""
-            if len(word) == 1 and word.isupper() or word.lower() in _ABBREVIATIONS:
+            if (len(word) == 1 and word.isupper()) or word.lower() in _ABBREVIATIONS:
                 continue
             pieces.append(before)
             last = match.end()
@@ -404,9 +420,10 @@ def _tokenised(sentence: _Sentence) -> _Sentence:
 
 def _embedding_text(sentence: _Sentence) -> str:
     # the title resolves pronouns ("She won…") for the encoder; KG facts already name their head
-    if sentence.title and sentence.doc_id and sentence.title.lower() not in sentence.text.lower():
-        return f"{sentence.title}: {sentence.text}"
-    return sentence.text
+    text = sentence.text
+    if sentence.title and sentence.doc_id and sentence.title.lower() not in text.lower():
+        text = f"{sentence.title}: {text}"
+    return text[:EMBED_CHARS]
 
 
 def _extra_names(evidence: tuple[Hit, ...], facts: tuple[Triple, ...]) -> list[str]:
@@ -422,6 +439,7 @@ def _extra_names(evidence: tuple[Hit, ...], facts: tuple[Triple, ...]) -> list[s
 def _stem(word: str) -> str:
     """A crude stem so 'founded'/'founder', 'died'/'die' and 'received'/'receive' meet."""
     word = word.lower()
+    word = _IRREGULAR.get(word, word)
     if len(word) <= 3:
         return word
     if len(word) == 4 and word.endswith("ied"):
@@ -457,22 +475,26 @@ def _overlap(question_stems: frozenset[str], sentence: _Sentence, idf: dict[str,
     if not question_stems:
         return 0.0
     body, title = _sentence_stems(sentence), _stems(sentence.title)
+    # 'She was born in Warsaw' on the page 'Marie Curie' is about Marie Curie
+    title_share = 1.0 if sentence.lowered[:1] and sentence.lowered[0] in _SUBJECT_PRONOUNS else 0.5
     unseen = idf[""]
     found = weight = 0.0
     for stem in question_stems:
         w = idf.get(stem, unseen)
         weight += w
-        found += w if stem in body else 0.5 * w if stem in title else 0.0
+        found += w if stem in body else title_share * w if stem in title else 0.0
     return found / weight if weight else 0.0
 
 
-def _bridge(sentences: list[_Sentence], question_stems: frozenset[str], idf: dict[str, float]) -> list[_Sentence]:
+def _bridge(
+    sentences: list[_Sentence], question_stems: frozenset[str], idf: dict[str, float]
+) -> list[_Sentence]:
     """Multi-hop: names in the best sentences that the question lacks pull in their own sentences."""
     top = sorted(sentences, key=lambda s: -s.score)[:2]
     bridge = frozenset(
         _stem(w)
         for s in top
-        for a, b in _name_spans(s)
+        for a, b in _capitalised_spans(s)
         for w in s.lowered[a: b + 1]
         if w not in STOPWORDS
     ) - question_stems
@@ -619,10 +641,6 @@ def _named_spans(sentence: _Sentence, gazetteer: _Gazetteer) -> list[tuple[int, 
     return sorted(spans)
 
 
-def _name_spans(sentence: _Sentence) -> list[tuple[int, int]]:
-    return _capitalised_spans(sentence)
-
-
 def _surface(sentence: _Sentence, a: int, b: int) -> str:
     return sentence.text[sentence.tokens[a][0]: sentence.tokens[b][1]]
 
@@ -639,6 +657,8 @@ def _key(text: str) -> str:
 
 def _occurrences(context: _Context, sentence: _Sentence) -> list[_Occurrence]:
     kind = context.answer_type.kind
+    if kind in ("entity", "other", "place") and context.question_words & _DEMONYM_NOUNS:
+        kind = "demonym"
     if kind == "date":
         found = _date_occurrences(sentence, _date_form(context.question_words))
     elif kind == "number":
@@ -757,6 +777,9 @@ def _title_subject(sentence: _Sentence) -> list[_Occurrence]:
 
 
 def _span_weight(sentence: _Sentence, a: int, b: int, source: str, kind: str) -> float:
+    """How well a name fits the asked type; 'demonym' asks for 'Belgian', 'Spanish', 'Chinese'."""
+    if kind == "demonym":
+        return 1.0 if a == b and _DEMONYM.search(sentence.lowered[a]) else 0.15
     words = sentence.lowered[a: b + 1]
     before = sentence.lowered[max(0, a - 2): a]
     cue = any(w in _PLACE_CUES for w in before)
@@ -769,8 +792,9 @@ def _span_weight(sentence: _Sentence, a: int, b: int, source: str, kind: str) ->
     if kind == "person":
         size = len([w for w in words if w not in _CONNECTORS])
         weight = 1.0 if known or 2 <= size <= 4 else 0.6 if size == 1 else 0.4
+        # 'Franck–Hertz experiment', 'United States', 'Nobel Prizes' are not people
         lower = any(sentence.word(i)[:1].islower() and w not in _CONNECTORS for i, w in enumerate(words, a))
-        if institution or lower or any(w in _GEO_WORDS or w[:-1] in _GEO_WORDS for w in words):  # 'Franck–Hertz experiment'
+        if institution or lower or any(w in _GEO_WORDS or w[:-1] in _GEO_WORDS for w in words):
             weight *= 0.3
         return weight * (0.5 if cue else 1.0)
     if kind == "place":
@@ -1021,7 +1045,9 @@ def _is_range(sentence: _Sentence, first: _Occurrence, second: _Occurrence) -> b
     return bool(re.search(r"[–—-]|\bto\b|\buntil\b", gap)) and "(" not in gap
 
 
-def _life_year(mentions: list[tuple[float, int, _Sentence]], mode: str, exclude: set[int] = frozenset()) -> tuple[int, _Sentence] | None:
+def _life_year(
+    mentions: list[tuple[float, int, _Sentence]], mode: str, exclude: Collection[int] = ()
+) -> tuple[int, _Sentence] | None:
     """A birth/death year from the best mentions, falling back to the earliest year for births."""
     passes = (mode, "earliest") if mode == "birth" else (mode,)
     for current in passes:
@@ -1032,7 +1058,10 @@ def _life_year(mentions: list[tuple[float, int, _Sentence]], mode: str, exclude:
     return None
 
 
-def _number_near(context: _Context, sentence: _Sentence, position: int, exclude: frozenset[str]) -> float | None:
+def _number_near(
+    context: _Context, sentence: _Sentence, position: int, exclude: frozenset[str]
+) -> float | None:
+    """The number a mention is about: the one closest to the question's other words."""
     numbers = [o for o in _number_occurrences(sentence) if o.value is not None]
     if not numbers:
         return None
@@ -1095,7 +1124,8 @@ def _compare_options(context: _Context, options: tuple[str, ...], mentions: list
         answer=options[winners[0]],
         citations=tuple(dict.fromkeys(s.doc_id for _, s in values if s.doc_id)),
         confidence=round(0.45 + 0.45 * support, 4),
-        rationale=f"compared {what} {step.expression} → {_fmt(step.result or 0)}; from {_quote(sentence.text)}",
+        rationale=f"compared {what} {step.expression} → {_fmt(step.result or 0)}; "
+        f"from {_quote(sentence.text)}",
         steps=(step,),
     )
 
@@ -1176,11 +1206,13 @@ def _difference_events(context: _Context) -> list[_Event]:
     anchors = _question_anchors(context)
     patterns = (
         (rf"how old {_AUX_RE} (?P<a>.+?)(?:,[^,]*,)? (?:when|at the time) (?P<b>.+)", "birth", "any"),
-        (rf"how many {_SPAN_UNITS} (?:older|younger|newer) {_AUX_RE} (?P<a>.+?) than (?P<b>.+)", "start", "start"),
+        (rf"how many {_SPAN_UNITS} (?:older|younger|newer) {_AUX_RE} (?P<a>.+?) than (?P<b>.+)",
+         "start", "start"),
         (rf"how many {_SPAN_UNITS} (?:after|before|later than|earlier than) (?P<a>.+?) {_AUX_RE} (?P<b>.+)",
          "any", "any"),
         (rf"how many {_SPAN_UNITS} .*?\bbetween (?P<a>.+?) and (?P<b>.+)", "any", "any"),
-        (rf"how many {_SPAN_UNITS} {_AUX_RE} (?P<a>.+?) (?:before|after|until|prior to) (?P<b>.+)", "any", "any"),
+        (rf"how many {_SPAN_UNITS} {_AUX_RE} (?P<a>.+?) (?:before|after|until|prior to) (?P<b>.+)",
+         "any", "any"),
         (rf"how many {_SPAN_UNITS} .*?\bbetween (?P<a>.+)", "pair", ""),
         (rf"how many {_SPAN_UNITS} {_AUX_RE} (?P<a>.+)", "range", ""),
     )
@@ -1309,7 +1341,8 @@ def _years_by_fit(context: _Context, event: _Event, exclude: set[int]) -> list[t
             year = int(occ.value or 0)
             if year in exclude:
                 continue
-            fit = overlap * _proximity(stems, context.idf, sentence, occ.index, occ.end) + 0.1 * sentence.score
+            near = _proximity(stems, context.idf, sentence, occ.index, occ.end)
+            fit = overlap * near + 0.1 * sentence.score
             if fit > scored.get(year, (0.0, sentence))[0]:
                 scored[year] = (fit, sentence)
     return [(year, s) for year, (fit, s) in sorted(scored.items(), key=lambda kv: -kv[1][0])]
@@ -1331,8 +1364,10 @@ def _asks_count(question: str) -> bool:
 
 def _read_count(context: _Context) -> Reading | None:
     """'How many …' answered by a list ('A, B and C') in the best sentence when it states no number."""
-    top = context.ranked()[0]
-    if _occurrences(context, top):
+    ranked = context.ranked()
+    top = ranked[0]
+    # a number written in any of the best sentences is a better answer than a count of names
+    if any(_occurrences(context, s) for s in ranked[:3]):
         return None
     items = _list_items(context, top)
     if len(items) < 2:
@@ -1369,8 +1404,9 @@ def _read_yes_no(context: _Context) -> Reading:
         return _yes_no_each(context, anchors)
     stems = context.question_stems
     best = max(context.ranked()[:3], key=lambda s: _overlap(stems, s, context.idf))
-    support = _overlap(stems, best, context.idf)
-    conflict = _contradicts(context, best)
+    replaced, other = _substituted(context, best)
+    support = _overlap(stems - _stems(replaced), best, context.idf)
+    conflict = bool(replaced) or _contradicts(context, best)
     rel = _relevance(best.score)
     if support >= 0.7 and not conflict:
         answer, confidence = "yes", 0.3 + 0.5 * rel * support
@@ -1383,8 +1419,23 @@ def _read_yes_no(context: _Context) -> Reading:
         citations=(best.doc_id,) if best.doc_id else (),
         confidence=round(confidence, 4),
         rationale=f"{support:.0%} of the question's content found in {_quote(best.text)}"
-        + ("; it negates or contradicts the question" if conflict else ""),
+        + (f"; it says {other!r} where the question says {replaced!r}" if replaced else "")
+        + ("; it negates or contradicts the question" if conflict and not replaced else ""),
     )
+
+
+def _substituted(context: _Context, sentence: _Sentence) -> tuple[str, str]:
+    """'Was X born in Paris?' read against '… born … in Warsaw': the slot holds another name."""
+    question = _tokenised(_Sentence(context.question, "", "", 0))
+    for a, b, _ in _named_spans(question, context.gazetteer):
+        name = _surface(question, a, b)
+        cue = question.lowered[a - 1] if a > 0 else ""
+        if cue not in _PLACE_CUES | {"by", "with", "for", "as"} or _mentioned(name, [sentence]):
+            continue
+        for x, y, _ in _named_spans(sentence, context.gazetteer):
+            if x > 0 and sentence.lowered[x - 1] == cue and _key(_surface(sentence, x, y)) != _key(name):
+                return name, _surface(sentence, x, y)
+    return "", ""
 
 
 def _contradicts(context: _Context, sentence: _Sentence) -> bool:
@@ -1413,7 +1464,9 @@ def _yes_no_each(context: _Context, anchors: list[str]) -> Reading:
         answer="yes" if supported else "no",
         citations=tuple(dict.fromkeys(s.doc_id for _, _, s, _ in checks if s.doc_id)),
         confidence=round(confidence * _relevance(max(s.score for _, _, s, _ in checks)), 4),
-        rationale="; ".join(f"{a}: {support:.0%} support in {_quote(s.text, 80)}" for a, support, s, _ in checks),
+        rationale="; ".join(
+            f"{a}: {support:.0%} support in {_quote(s.text, 80)}" for a, support, s, _ in checks
+        ),
     )
 
 
@@ -1473,7 +1526,9 @@ def _named_hop(context: _Context) -> _Hop | None:
     """'X's doctoral advisor' or 'the father of X', where X is a name the question gives."""
     question = context.question
     sentence = _tokenised(_Sentence(question, "", "", 0))
-    spans = [(sentence.tokens[a][0], sentence.tokens[b][1]) for a, b, _ in _named_spans(sentence, context.gazetteer)]
+    spans = [
+        (sentence.tokens[a][0], sentence.tokens[b][1]) for a, b, _ in _named_spans(sentence, context.gazetteer)
+    ]
     spans += [(m.start(), m.end()) for m in re.finditer(r"[\"“][^\"”]{2,80}[\"”]", question)]
     for start, end in spans:
         after = re.match(r"['’]s\s+((?:[a-z]+\s*){1,3})", question[end:])
@@ -1511,14 +1566,16 @@ def _relation_kind(noun: str, places: frozenset[str] = _RELATIONAL_PLACES) -> st
 
 def _named(phrase: str, noun: str) -> _Hop:
     kind = _relation_kind(noun)
-    wh = "Who" if kind == "person" else "Where" if kind == "place" and noun in _RELATIONAL_PLACES - PLACE_NOUNS else "What"
+    wh = {"person": "Who", "place": "Where"}.get(kind, "What")
     return _Hop(phrase, f"{wh} is {phrase}?", kind)
 
 
 # ---- premise check -----------------------------------------------------------------------------------------
 
 
-def _check_premise(question: str, reading: Reading, sentences: list[_Sentence], gazetteer: _Gazetteer) -> Reading:
+def _check_premise(
+    question: str, reading: Reading, sentences: list[_Sentence], gazetteer: _Gazetteer
+) -> Reading:
     """A name the question relies on that no evidence sentence mentions makes any answer doubtful."""
     if reading.refused:
         return reading
