@@ -64,3 +64,28 @@ def test_a_malformed_pack_names_file_and_line(ragscope_home, tmp_path, capsys):
     (tmp_path / "documents.jsonl").write_text('{"id": "a", "title": "A", "text": "ok"}\n{"id": "b", oops}\n')
     assert main(["ask", "--pack", str(tmp_path), "q?"]) == 2
     assert "documents.jsonl:2: not valid JSON" in capsys.readouterr().err
+
+
+def test_ingest_builds_a_pack_that_loads(ragscope_home, tmp_path, capsys):
+    (tmp_path / "notes.md").write_text("# Kelvin\n\nLord Kelvin proposed the absolute temperature scale in 1848.\n")
+    (tmp_path / "facts.tsv").write_text("Lord Kelvin\tknown_for\tabsolute temperature scale\n")
+    out = tmp_path / "pack"
+    assert main(["ingest", str(tmp_path / "notes.md"), str(tmp_path / "facts.tsv"), "--out", str(out)]) == 0
+    assert main(["ask", "--pack", str(out), "When did Lord Kelvin propose the absolute temperature scale?"]) == 0
+    assert "answer: 1848" in capsys.readouterr().out
+
+
+def test_ingesting_a_fake_pdf_exits_2_and_writes_nothing(ragscope_home, tmp_path, capsys):
+    fake = tmp_path / "paper.pdf"
+    fake.write_text("<html>this is not a PDF</html>")
+    out = tmp_path / "pack"
+    assert main(["ingest", str(fake), "--out", str(out)]) == 2
+    assert "paper.pdf" in capsys.readouterr().err and not out.exists()
+
+
+def test_importing_a_malformed_hotpot_file_exits_2_and_writes_nothing(ragscope_home, tmp_path, capsys):
+    bad = tmp_path / "hotpot.json"
+    bad.write_text('[{"question": "Who?"}]')
+    out = tmp_path / "pack"
+    assert main(["import-hotpot", str(bad), "--out", str(out)]) == 2
+    assert "item 0" in capsys.readouterr().err and not out.exists()
