@@ -1,0 +1,76 @@
+"""What every language-model backend offers the LLM tools: chat completion with token counts.
+
+`ChatModel` is the small protocol the tools call; the HF backend adds attention capture and
+`inputs_embeds` generation on top (see engine/llm/hf.py), the OpenAI-compatible backend adds
+streaming. Errors from a model or server are `BackendError`s with a message for the user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str  # system | user | assistant
+    content: str
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    tokens_in: int
+    tokens_out: int
+    latency_ms: float
+    backend: str
+    model: str
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """Greedy by default: runs must be reproducible for step-through and comparison."""
+
+    max_new_tokens: int = 64
+    temperature: float = 0.0
+    stop: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    backend: str
+    model: str
+
+    def complete(self, messages: Sequence[Message], settings: GenerationSettings = GenerationSettings()) -> Completion:
+        """One reply to a chat; raises BackendError when the model or server fails."""
+        ...
+
+
+def cut_at_stop(text: str, stop: Sequence[str]) -> str:
+    """Servers and local generation both stop late by a few tokens; cut at the first stop string."""
+    cut = min((text.find(s) for s in stop if s and s in text), default=-1)
+    return text if cut < 0 else text[:cut]
+
+
+@dataclass(frozen=True)
+class PromptSegment:
+    """A labelled character span [start, end) of the last user message: a document, rule, question."""
+
+    label: str
+    kind: str
+    start: int
+    end: int
+
+
+@runtime_checkable
+class AttentiveChatModel(ChatModel, Protocol):
+    """A chat model that can say where it looked (HF backend only)."""
+
+    def complete_with_attention(
+        self, messages: Sequence[Message], segments: Sequence[PromptSegment],
+        settings: GenerationSettings = GenerationSettings(),
+    ) -> tuple[Completion, tuple]:
+        """The completion plus AttentionSteps (layer × segment mass of the answer's first token, and
+        generated token × segment) aggregated over `segments` of the last user message."""
+        ...
