@@ -55,3 +55,11 @@ def demo_workbench(demo_pack, settings):
     from engine.runner import Workbench
 
     return Workbench(demo_pack, settings)
+
+
+@pytest.fixture(scope="session")
+def tiny_llama(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random Llama folder with a chat template (built once per test session)."""
+    from tiny_model import build_tiny_llama
+
+    return build_tiny_llama(tmp_path_factory.mktemp("tiny_llama"))

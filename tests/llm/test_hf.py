@@ -1,0 +1,145 @@
+"""The HF backend on CPU with a tiny random Llama: loading (fp32, NF4), generation, attention
+capture, inputs_embeds, and clear errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.errors import BackendError
+from engine.llm import hf
+from engine.llm.chat import GenerationSettings, Message, PromptSegment
+from engine.llm.hf import INJECT_MARKER, HfModelConfig, load_hf_model
+
+torch = pytest.importorskip("torch")
+SHORT = GenerationSettings(max_new_tokens=6)
+USER = "Warsaw text here. Paris text there. Who?"
+SEGMENTS = (PromptSegment("d1", "document", 0, 17), PromptSegment("d2", "document", 18, 35),
+            PromptSegment("question", "question", 36, 40))
+MESSAGES = (Message("system", "Answer briefly."), Message("user", USER))
+
+
+@pytest.fixture(scope="module")
+def fp32(tiny_llama):
+    return hf._load(HfModelConfig(str(tiny_llama), quantization="none", device="cpu"))
+
+
+@pytest.fixture(scope="module")
+def nf4(tiny_llama):
+    return hf._load(HfModelConfig(str(tiny_llama), quantization="nf4", device="cpu"))
+
+
+def test_fp32_model_loads_with_eager_attention_and_generates(fp32):
+    assert fp32.model_obj.config._attn_implementation == "eager"
+    completion = fp32.complete(MESSAGES, SHORT)
+    assert completion.backend == "hf" and completion.tokens_out == 6 and completion.tokens_in > 10
+    assert "none" in completion.model
+
+
+def test_nf4_model_has_4bit_linear_layers_and_generates(nf4):
+    import bitsandbytes as bnb
+
+    assert isinstance(nf4.model_obj.model.layers[0].self_attn.q_proj, bnb.nn.Linear4bit)
+    assert nf4.complete(MESSAGES, SHORT).tokens_out == 6
+
+
+def test_attention_capture_gives_layer_by_segment_rows_that_sum_to_one(fp32):
+    completion, (by_layer, by_token) = fp32.complete_with_attention(MESSAGES, SEGMENTS, SHORT)
+    matrix = np.array(by_layer.matrix)
+    assert matrix.shape == (2, 4)  # 2 layers × (3 segments + other)
+    assert np.allclose(matrix.sum(axis=1), 1.0, atol=1e-3)
+    assert by_layer.x_labels == ("d1", "d2", "question", "other")
+    assert np.array(by_token.matrix).shape == (completion.tokens_out, 4)
+    assert [s.label for s in by_layer.segments] == ["d1", "d2", "question"]
+
+
+def test_segment_token_ranges_cover_exactly_their_text(fp32):
+    _, (by_layer, _) = fp32.complete_with_attention(MESSAGES, SEGMENTS, SHORT)
+    prompt = fp32.render(MESSAGES)
+    for seg, span in zip(SEGMENTS, by_layer.segments):
+        start, end = prompt.offsets[span.start][0], prompt.offsets[span.end - 1][1]
+        assert prompt.text[start:end].strip() == USER[seg.start:seg.end].strip()
+
+
+def test_attention_path_generates_the_same_greedy_text_as_plain_generation(fp32):
+    plain = fp32.complete(MESSAGES, SHORT)
+    captured, _ = fp32.complete_with_attention(MESSAGES, SEGMENTS, SHORT)
+    assert captured.text == plain.text
+
+
+def test_a_single_head_can_be_shown_instead_of_the_mean(fp32):
+    _, (by_layer, _) = fp32.complete_with_attention(MESSAGES, SEGMENTS, SHORT, head=1)
+    assert "head 1" in by_layer.note and np.allclose(np.array(by_layer.matrix).sum(axis=1), 1.0, atol=1e-3)
+
+
+def test_inputs_embeds_give_the_same_logits_as_input_ids(fp32):
+    ids = fp32.render(MESSAGES).ids
+    with torch.no_grad():
+        from_ids = fp32.model_obj(input_ids=ids).logits
+        from_embeds = fp32.model_obj(inputs_embeds=fp32.embed(ids)).logits
+    assert torch.allclose(from_ids, from_embeds, atol=1e-5)
+
+
+def test_injected_vectors_land_at_the_marker_positions(fp32):
+    messages = (Message("user", f"Doc {INJECT_MARKER} one. Doc {INJECT_MARKER} two."),)
+    vectors = [torch.zeros(64), torch.ones(64)]
+    completion, positions = fp32.complete_with_injection(messages, vectors, SHORT)
+    ids, slots = fp32._ids_with_slots(fp32.render(messages).text)
+    assert positions == slots and len(positions) == 2 and completion.tokens_out > 0
+    with pytest.raises(BackendError, match="2 injection markers but 1"):
+        fp32.complete_with_injection(messages, vectors[:1], SHORT)
+
+
+def test_one_model_per_process_is_reused_and_unloaded(tiny_llama):
+    config = HfModelConfig(str(tiny_llama), quantization="none", device="cpu")
+    first = load_hf_model(config)
+    assert load_hf_model(config) is first
+    hf.unload_hf_model()
+    assert hf.loaded_hf_model() is None
+
+
+def test_a_missing_folder_is_a_clear_error():
+    with pytest.raises(BackendError, match="not found"):
+        hf._load(HfModelConfig("/nonexistent/llama-3-8b"))
+
+
+def test_a_model_that_is_not_a_causal_lm_is_refused(tmp_path):
+    from tiny_model import build_tiny_bert
+
+    with pytest.raises(BackendError, match="not a causal language model"):
+        hf._load(HfModelConfig(str(build_tiny_bert(tmp_path / "bert")), device="cpu"))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without CUDA")
+def test_asking_for_cuda_without_a_gpu_is_a_clear_error(tiny_llama):
+    with pytest.raises(BackendError, match="no usable CUDA GPU"):
+        hf._load(HfModelConfig(str(tiny_llama), device="cuda"))
+
+
+def test_unusable_bitsandbytes_is_a_clear_error(tiny_llama, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def broken(name, *args, **kwargs):
+        if name == "bitsandbytes":
+            raise OSError("libbitsandbytes_cpu.so: cannot open shared object file")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", broken)
+    with pytest.raises(BackendError, match="bitsandbytes is not usable"):
+        hf._load(HfModelConfig(str(tiny_llama), quantization="nf4", device="cpu"))
+
+
+def test_running_out_of_memory_while_generating_is_a_clear_error(fp32, monkeypatch):
+    def oom(*args, **kwargs):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    monkeypatch.setattr(fp32.model_obj, "generate", oom)
+    with pytest.raises(BackendError, match="ran out of memory"):
+        fp32.complete(MESSAGES, SHORT)
+
+
+def test_unknown_quantization_lists_the_allowed_ones(tiny_llama):
+    with pytest.raises(BackendError, match="allowed: auto, nf4, int8, none"):
+        hf._load(HfModelConfig(str(tiny_llama), quantization="fp3"))
