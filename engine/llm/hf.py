@@ -19,8 +19,11 @@ from typing import Any
 import numpy as np
 
 from engine.errors import BackendError
+from engine.knowledge.records import Pack
+from engine.llm.base import llm_bundle, register_backend, required_option
 from engine.llm.attention import attention_steps, token_segments
 from engine.llm.chat import Completion, GenerationSettings, Message, PromptSegment, cut_at_stop
+from engine.tools.bundle import ToolBundle
 
 QUANTIZATIONS = ("auto", "nf4", "int8", "none")
 DEVICES = ("auto", "cpu", "cuda")
@@ -349,3 +352,13 @@ def _bnb_config(quant: str) -> Any:
         return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
                                   bnb_4bit_compute_dtype=torch.bfloat16)
     return BitsAndBytesConfig(load_in_8bit=True)
+
+
+@register_backend("hf")
+def hf_tools(pack: Pack, retrieval: Any, options: dict[str, Any]) -> ToolBundle:
+    """options: model (folder or cached hub id), quantization, device, attention (default on)."""
+    config = HfModelConfig(path=required_option(options, "model", "hf", "--model ~/models/Llama-3-8B-Instruct"),
+                           quantization=str(options.get("quantization", "auto")),
+                           device=str(options.get("device", "auto")))
+    attention = str(options.get("attention", "true")).lower() not in ("0", "false", "no", "off")
+    return llm_bundle(load_hf_model(config), pack, capture_attention=attention)

@@ -1,0 +1,79 @@
+"""One model call as every LLM tool makes it: never raises, always leaves an `llm_call` step."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engine.llm.chat import AttentiveChatModel, ChatModel, Completion, GenerationSettings, Message, PromptSegment
+from engine.trace import AttentionStep, ErrorStep, LlmCallStep, Step
+
+MAX_SHOWN = 120  # characters of model output quoted in an error message
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """One model call as a tool sees it: the text ('' when the call failed) and the steps to record."""
+
+    text: str
+    steps: tuple[Step, ...]
+    failed: bool = False
+
+
+def call_model(
+    chat: ChatModel, messages: Sequence[Message], settings: GenerationSettings, role: str,
+    segments: Sequence[PromptSegment] | None = None,
+) -> ModelReply:
+    """Call the model (with attention when `segments` are given and it can); never raises.
+
+    A failed call still gets an `llm_call` step, so the prompt that was sent stays inspectable.
+    """
+    prompt = render_messages(messages)
+    started = time.perf_counter()
+    try:
+        completion, attention = _complete(chat, messages, settings, segments)
+        text = completion.text if isinstance(completion.text, str) else ""
+    except Exception as exc:  # backends should raise BackendError, but a tool must never crash a run
+        latency = (time.perf_counter() - started) * 1000
+        label = f"{getattr(chat, 'backend', '?')}: {getattr(chat, 'model', '?')}"
+        call = LlmCallStep(title=f"{role} call failed", role=role, prompt=prompt, output="",
+                           latency_ms=latency, elapsed_ms=latency, backend=label)
+        reason = str(exc) or type(exc).__name__
+        return ModelReply("", (call, error_step(role, f"{role} model failed: {shorten(reason)}")), failed=True)
+    call = LlmCallStep(
+        title=f"{role} call", role=role, prompt=prompt, output=text, tokens_in=completion.tokens_in,
+        tokens_out=completion.tokens_out, latency_ms=completion.latency_ms, elapsed_ms=completion.latency_ms,
+        backend=f"{completion.backend}: {completion.model}",
+    )
+    return ModelReply(text, (call, *attention))
+
+
+def _complete(
+    chat: ChatModel, messages: Sequence[Message], settings: GenerationSettings,
+    segments: Sequence[PromptSegment] | None,
+) -> tuple[Completion, tuple[AttentionStep, ...]]:
+    if segments is not None and isinstance(chat, AttentiveChatModel):
+        completion, steps = chat.complete_with_attention(messages, segments, settings)
+        return completion, tuple(s for s in steps if isinstance(s, AttentionStep))
+    return chat.complete(messages, settings), ()
+
+
+def render_messages(messages: Sequence[Message]) -> str:
+    """The prompt as sent, readable in the UI: each message under its role."""
+    return "\n\n".join(f"[{m.role}]\n{m.content}" for m in messages)
+
+
+def shorten(text: str, limit: int = MAX_SHOWN) -> str:
+    """One line, at most `limit` characters, quoted: for error messages that show model output."""
+    flat = one_line(text)
+    return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
+
+
+def error_step(role: str, message: str) -> ErrorStep:
+    """A recoverable `error` step: the tool fell back and the run goes on."""
+    return ErrorStep(title=f"{role} fell back", message=message, recoverable=True)
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text or "").split())

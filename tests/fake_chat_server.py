@@ -1,0 +1,138 @@
+"""A scripted OpenAI-compatible chat server on loopback, for backend tests (never a real network)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+MODEL = "tiny-chat"
+
+
+# ---------------------------------------------------------------- the scripted server
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer: a status and body, or SSE events; `delay_s` before the headers,
+    `event_delay_s` between events (to starve the client's read timeout mid-stream)."""
+
+    status: int = 200
+    body: Any = None  # dict/list → JSON, str → sent as is
+    content_type: str = "application/json"
+    events: tuple[str, ...] | None = None  # raw SSE lines, each sent followed by a blank line
+    delay_s: float = 0.0
+    event_delay_s: float = 0.0
+
+
+@dataclass
+class ChatServer:
+    """Answers with `replies` in order, repeating the last; records each request it saw."""
+
+    url: str
+    replies: list[Reply] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def next_reply(self) -> Reply:
+        return self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+
+
+def completion(text: str, usage: dict[str, int] | None = None) -> dict[str, Any]:
+    data: dict[str, Any] = {"id": "c1", "object": "chat.completion", "model": MODEL,
+                            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                         "finish_reason": "stop"}]}
+    if usage:
+        data["usage"] = usage
+    return data
+
+
+def sse(tokens: list[str], usage: dict[str, int] | None = None) -> tuple[str, ...]:
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        return "data: " + json.dumps({"object": "chat.completion.chunk", "model": MODEL,
+                                      "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+    events = [chunk({"role": "assistant"}), *(chunk({"content": t}) for t in tokens), chunk({}, "stop")]
+    if usage:
+        events.append("data: " + json.dumps({"object": "chat.completion.chunk", "choices": [], "usage": usage}))
+    return (*events, "data: [DONE]")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: ThreadingHTTPServer
+
+    def do_GET(self) -> None:
+        self._answer(None)
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", 0))
+        self._answer(json.loads(self.rfile.read(length)))
+
+    def _answer(self, body: Any) -> None:
+        script: ChatServer = self.server.script  # type: ignore[attr-defined]
+        script.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+        reply = script.next_reply()
+        time.sleep(reply.delay_s)
+        if reply.events is None:
+            self._send_body(reply)
+        else:
+            self._send_events(reply)
+
+    def _send_body(self, reply: Reply) -> None:
+        raw = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
+        data = raw.encode()
+        self.send_response(reply.status)
+        self.send_header("Content-Type", reply.content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_events(self, reply: Reply) -> None:
+        # HTTP/1.0 without Content-Length: the body ends when the connection closes, as SSE allows
+        self.send_response(reply.status)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        for line in reply.events or ():
+            self.wfile.write((line + "\n\n").encode())
+            self.wfile.flush()
+            time.sleep(reply.event_delay_s)
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep pytest output clean
+        pass
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True  # a handler still sleeping for a timeout test must not block shutdown
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # the client hung up on a slow reply on purpose
+
+
+@contextmanager
+def serving(*replies: Reply) -> Iterator[ChatServer]:
+    """Run the scripted server in a daemon thread for the duration of the block."""
+    server = _QuietServer(("127.0.0.1", 0), _Handler)
+    default = Reply(body=completion("ok", {"prompt_tokens": 3, "completion_tokens": 1}))
+    script = ChatServer(url=f"http://127.0.0.1:{server.server_address[1]}", replies=list(replies) or [default])
+    server.script = script  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+    thread.start()
+    try:
+        yield script
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=2)
+
+
+def closed_port() -> str:
+    """A loopback port nobody listens on: bind, note the port, close."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
