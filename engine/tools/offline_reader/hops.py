@@ -1,0 +1,112 @@
+"""Multi-hop questions: the relational phrase ('X's doctoral advisor') to answer on its own first."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from engine.retrieval.text import STOPWORDS
+from engine.tools.offline_classifier import DATE_NOUNS, PERSON_NOUNS, PLACE_NOUNS
+from engine.tools.offline_reader.context import Context
+from engine.tools.offline_reader.lexicon import lower_words
+from engine.tools.offline_reader.names import named_spans
+from engine.tools.offline_reader.sentences import as_sentence
+
+_RELATIONAL_PERSONS = PERSON_NOUNS | frozenset(
+    "advisor adviser supervisor student pupil teacher mentor nephew niece uncle aunt cousin "
+    "grandfather grandmother grandson granddaughter spouse partner successor predecessor colleague "
+    "collaborator owner discoverer creator".split()
+)
+_RELATIONAL_PLACES = PLACE_NOUNS | frozenset("birthplace hometown headquarters".split())
+_RELATIONAL_THINGS = frozenset(
+    "company organisation organization band team group element institution university laboratory "
+    "film book album song novel school employer label publisher".split()
+)
+_POSSESSIVE_PLACES = frozenset("birthplace hometown headquarters".split())
+_HOP_BREAK = frozenset("born died named called known".split())
+_FRAMING_WORDS = frozenset("name names called full title kind type sort".split())
+
+
+@dataclass(frozen=True)
+class _Hop:
+    """A relational phrase in the question, answered on its own before the rest of the question."""
+
+    phrase: str  # text to replace in the question, e.g. "Werner Heisenberg's doctoral advisor"
+    sub_question: str
+    kind: str
+
+
+def find_hop(context: Context) -> _Hop | None:
+    question = context.question
+    hop = _relative_hop(question) or _named_hop(context)
+    if hop is None:
+        return None
+    rest = question.replace(hop.phrase, " ")
+    asked = set(lower_words(rest)) - STOPWORDS - _FRAMING_WORDS
+    return hop if asked else None  # 'Who was X's wife?' is itself the first hop: nothing to rewrite
+
+
+def _relative_hop(question: str) -> _Hop | None:
+    """'the physicist who supervised Louis de Broglie' → 'Who supervised Louis de Broglie?'."""
+    match = re.search(r"\bthe\s+([a-z]+)\s+(who|that|which|where|when)\s+([^,?;]+)", question)
+    if not match:
+        return None
+    noun, relative, clause = match.group(1), match.group(2), match.group(3).strip()
+    kind = _relation_kind(noun)
+    if relative in ("where", "when"):  # 'the city where …', 'the year when …'
+        wanted = PLACE_NOUNS if relative == "where" else DATE_NOUNS
+        kind = ("place" if relative == "where" else "date") if noun in wanted else ""
+    if not kind or len(clause.split()) < 2:
+        return None
+    return _Hop(match.group(0).strip(), f"{_wh(kind)} {clause}?", kind)
+
+
+def _named_hop(context: Context) -> _Hop | None:
+    """'X's doctoral advisor' or 'the father of X', where X is a name the question gives."""
+    question = context.question
+    sentence = as_sentence(question)
+    spans = [
+        (sentence.tokens[a][0], sentence.tokens[b][1]) for a, b, _ in named_spans(sentence, context.gazetteer)
+    ]
+    spans += [(m.start(), m.end()) for m in re.finditer(r"[\"“][^\"”]{2,80}[\"”]", question)]
+    for start, end in spans:
+        after = re.match(r"['’]s\s+((?:[a-z]+\s*){1,3})", question[end:])
+        if after:
+            words = _relation_words(after.group(1).split())
+            if words:
+                phrase = f"{question[start:end]}'s {' '.join(words)}"
+                if phrase in question or phrase.replace("'", "’") in question:
+                    return _named(phrase if phrase in question else phrase.replace("'", "’"), words[-1])
+        before = re.search(r"\bthe\s+((?:[a-z]+\s+){1,3})of\s+$", question[:start])
+        if before:
+            words = before.group(1).split()
+            if _relation_kind(words[-1]):
+                return _named(question[before.start(): end], words[-1])
+    return None
+
+
+def _relation_words(words: list[str]) -> list[str]:
+    taken = []
+    for word in words:
+        if word in STOPWORDS or word in _HOP_BREAK or word.endswith("ed"):
+            break
+        taken.append(word)
+    # "X's country of citizenship" is an attribute, not a hop; "X's birthplace" is one
+    return taken if taken and _relation_kind(taken[-1], _POSSESSIVE_PLACES) else []
+
+
+def _relation_kind(noun: str, places: frozenset[str] = _RELATIONAL_PLACES) -> str:
+    if noun in _RELATIONAL_PERSONS:
+        return "person"
+    if noun in places:
+        return "place"
+    return "entity" if noun in _RELATIONAL_THINGS else ""
+
+
+def _named(phrase: str, noun: str) -> _Hop:
+    kind = _relation_kind(noun)
+    return _Hop(phrase, f"{_wh(kind)} is {phrase}?", kind)
+
+
+def _wh(kind: str) -> str:
+    return {"person": "Who", "place": "Where", "date": "When"}.get(kind, "What")
