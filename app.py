@@ -24,5 +24,5 @@ with st.sidebar:
     st.query_params["pack"] = pack_name
     ui_state.select(ui_state.Selection(pack_path=str(packs[pack_name]), backend=backend))
 
-page = st.navigation([st.Page("pages/explore.py", title="Explore", icon="🧭", default=True)])
+page = st.navigation([st.Page("pages/explore.py", title="Explore", icon=":material/explore:", default=True)])
 page.run()

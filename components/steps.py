@@ -21,7 +21,7 @@ def render_answer(step: AnswerStep, *, key: str) -> None:
     box = st.warning if step.refused else st.success
     with st.container(border=True, key=key):
         st.caption("Answer")
-        box(step.text, icon="🤷" if step.refused else "✅")
+        box(step.text, icon=":material/help:" if step.refused else ":material/check_circle:")
         st.caption(f"confidence {step.confidence:.2f} · cites {', '.join(step.citations) or 'nothing'} · "
                    f"by {step.backend}: {step.model}")
 
