@@ -25,8 +25,8 @@ def register_backend(name: str) -> Callable[[BundleFactory], BundleFactory]:
 
 
 def build_tools(backend: str, pack: Pack, retrieval: Retrieval, options: dict[str, Any] | None = None) -> ToolBundle:
-    import engine.llm.hf  # noqa: F401  (each backend module registers itself)
-    import engine.llm.offline  # noqa: F401
+    import engine.llm.offline  # noqa: F401, I001  (each backend registers itself; offline first in lists)
+    import engine.llm.hf  # noqa: F401
     import engine.llm.openai  # noqa: F401
 
     if backend not in BACKENDS:

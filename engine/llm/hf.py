@@ -37,7 +37,7 @@ class HfModelConfig:
     path: str
     quantization: str = "auto"
     device: str = "auto"
-    eager_attention: bool = True  # sdpa returns no attentions (STACK); eager costs little at this size
+    eager_attention: bool = True  # sdpa returns no attentions (STACK); only capture needs eager
 
     def resolved(self, cuda: bool) -> tuple[str, str]:
         device = ("cuda" if cuda else "cpu") if self.device == "auto" else self.device
@@ -357,8 +357,8 @@ def _bnb_config(quant: str) -> Any:
 @register_backend("hf")
 def hf_tools(pack: Pack, retrieval: Any, options: dict[str, Any]) -> ToolBundle:
     """options: model (folder or cached hub id), quantization, device, attention (default on)."""
+    attention = str(options.get("attention", "true")).lower() not in ("0", "false", "no", "off")
     config = HfModelConfig(path=required_option(options, "model", "hf", "--model ~/models/Llama-3-8B-Instruct"),
                            quantization=str(options.get("quantization", "auto")),
-                           device=str(options.get("device", "auto")))
-    attention = str(options.get("attention", "true")).lower() not in ("0", "false", "no", "off")
+                           device=str(options.get("device", "auto")), eager_attention=attention)
     return llm_bundle(load_hf_model(config), pack, capture_attention=attention)

@@ -3,48 +3,18 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
 import pytest
 
 from engine.errors import BackendError
-from engine.llm.chat import Completion, GenerationSettings, Message
 from engine.tools.base import AnswerType
 from engine.tools.llm_classifier import LABELS, LlmQuestionClassifier, parse_label
 from engine.tools.offline_classifier import OfflineQuestionClassifier
 from engine.trace import ErrorStep, LlmCallStep, Step
+from fake_chat import FailingChat, ScriptedChat, fixed
 
 CHOICE = "Who was born first, Marie Curie or Pierre Curie?"
-
-
-@dataclass
-class ScriptedChat:
-    """A ChatModel whose reply is a function of the last user message; it remembers what it was sent."""
-
-    reply: Callable[[str], str]
-    backend: str = "fake"
-    model: str = "scripted"
-    sent: list[str] = field(default_factory=list)
-
-    def complete(self, messages: Sequence[Message], settings: GenerationSettings = GenerationSettings()) -> Completion:
-        prompt = messages[-1].content
-        self.sent.append(prompt)
-        text = self.reply(prompt)
-        return Completion(text, len(prompt.split()), len(text.split()), 3.0, self.backend, self.model)
-
-
-@dataclass
-class FailingChat:
-    backend: str = "hf"
-    model: str = "tiny"
-
-    def complete(self, messages: Sequence[Message], settings: GenerationSettings = GenerationSettings()) -> Completion:
-        raise BackendError("model 'tiny' is not loaded; load it on the Models page")
-
-
-def fixed(text: str) -> ScriptedChat:
-    return ScriptedChat(lambda _prompt: text)
 
 
 def kinds(steps: Sequence[Step]) -> list[str]:
@@ -117,7 +87,7 @@ def test_an_unparseable_reply_falls_back_to_the_offline_classifier_with_an_error
 
 
 def test_a_failing_model_falls_back_to_the_offline_classifier_without_raising() -> None:
-    answer_type, steps = LlmQuestionClassifier(FailingChat()).classify_with_steps(CHOICE)
+    answer_type, steps = LlmQuestionClassifier(FailingChat(BackendError("model 'tiny' is not loaded; load it on the Models page"), backend="hf", model="tiny")).classify_with_steps(CHOICE)
     assert answer_type == OfflineQuestionClassifier().classify(CHOICE)
     call, error = steps
     assert isinstance(call, LlmCallStep) and call.output == "" and call.backend == "hf: tiny"

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
 import pytest
 
 from engine.errors import BackendError
 from engine.knowledge.records import Triple
-from engine.llm.chat import AttentiveChatModel, ChatModel, Completion, GenerationSettings, Message, PromptSegment
+from engine.llm.chat import AttentiveChatModel, ChatModel
 from engine.tools.base import IDK, Reading
 from engine.tools.llm_reader import (
     CLEAN_CONFIDENCE,
@@ -21,61 +19,8 @@ from engine.tools.llm_reader import (
     build_reader_prompt,
     parse_reader_output,
 )
-from engine.trace import AttentionStep, CalculationStep, ErrorStep, Hit, LlmCallStep, Step
-
-# ---- scripted fakes --------------------------------------------------------------------------------
-
-
-@dataclass
-class ScriptedChat:
-    """A ChatModel whose reply is a function of the last user message; it remembers what it was sent."""
-
-    reply: Callable[[str], str]
-    backend: str = "fake"
-    model: str = "scripted"
-    sent: list[str] = field(default_factory=list)
-
-    def complete(self, messages: Sequence[Message], settings: GenerationSettings = GenerationSettings()) -> Completion:
-        prompt = messages[-1].content
-        self.sent.append(prompt)
-        text = self.reply(prompt)
-        return Completion(text, len(prompt.split()), len(text.split()), 12.5, self.backend, self.model)
-
-
-@dataclass
-class AttentiveChat(ScriptedChat):
-    segments: list[tuple[PromptSegment, ...]] = field(default_factory=list)
-
-    def complete_with_attention(
-        self, messages: Sequence[Message], segments: Sequence[PromptSegment],
-        settings: GenerationSettings = GenerationSettings(),
-    ) -> tuple[Completion, tuple[AttentionStep, ...]]:
-        self.segments.append(tuple(segments))
-        heat = AttentionStep(name="dummy", matrix=((1.0,),), x_labels=("q",), y_labels=("layer 0",))
-        return self.complete(messages, settings), (heat,)
-
-
-@dataclass
-class FailingChat:
-    error: Exception
-    backend: str = "openai"
-    model: str = "down"
-
-    def complete(self, messages: Sequence[Message], settings: GenerationSettings = GenerationSettings()) -> Completion:
-        raise self.error
-
-    def complete_with_attention(self, messages, segments, settings=GenerationSettings()):  # noqa: ANN001, ANN201
-        raise self.error
-
-
-def fixed(text: str) -> ScriptedChat:
-    return ScriptedChat(lambda _prompt: text)
-
-
-def cycling(*texts: str) -> ScriptedChat:
-    replies = itertools.cycle(texts)
-    return ScriptedChat(lambda _prompt: next(replies))
-
+from engine.trace import CalculationStep, ErrorStep, Hit, LlmCallStep, Step
+from fake_chat import AttentiveChat, FailingChat, ScriptedChat, cycling, fixed
 
 def hit(doc_id: str, title: str, text: str, rank: int = 0) -> Hit:
     return Hit(doc_id=doc_id, chunk_id=f"{doc_id}#0", title=title, text=text, score=1.0, rank=rank)
