@@ -6,7 +6,7 @@ import streamlit as st
 
 import ui_state
 
-st.set_page_config(page_title="ragscope", page_icon="🔎", layout="wide")
+st.set_page_config(page_title="ragscope", page_icon=":material/troubleshoot:", layout="wide")
 
 with st.sidebar:
     st.markdown("### ragscope")
@@ -19,10 +19,26 @@ with st.sidebar:
     wanted = st.query_params.get("pack", "demo")  # a shared link reproduces the view
     default = names.index(wanted) if wanted in names else names.index("demo") if "demo" in names else 0
     pack_name = st.selectbox("Knowledge pack", names, index=default, key="app.pack")
-    backend = st.selectbox("Model", ["offline"], key="app.backend",
-                           help="offline: no language model — MiniLM retrieval, the pack's KG and an extractive reader.")
+    configs = ui_state.backend_configs()
+    backend = st.selectbox("Model", list(configs), key="app.backend", format_func=lambda b: configs[b].label,
+                           help="offline needs no model weights. Set up a local model or a server on the Models page.")
     st.query_params["pack"] = pack_name
-    ui_state.select(ui_state.Selection(pack_path=str(packs[pack_name]), backend=backend))
+    ui_state.select(ui_state.Selection(pack_path=str(packs[pack_name]), backend=backend,
+                                       options=configs[backend].options))
 
-page = st.navigation([st.Page("pages/explore.py", title="Explore", icon=":material/explore:", default=True)])
+page = st.navigation({
+    "Ask": [
+        st.Page("pages/explore.py", title="Explore", icon=":material/explore:", default=True),
+        st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+        st.Page("pages/demo.py", title="Demo tour", icon=":material/slideshow:"),
+    ],
+    "Measure": [
+        st.Page("pages/evaluate.py", title="Evaluate", icon=":material/leaderboard:"),
+        st.Page("pages/history.py", title="History", icon=":material/history:"),
+    ],
+    "Set up": [
+        st.Page("pages/knowledge.py", title="Knowledge", icon=":material/library_books:"),
+        st.Page("pages/models.py", title="Models", icon=":material/memory:"),
+    ],
+})
 page.run()

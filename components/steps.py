@@ -1,48 +1,35 @@
-"""Renderers for steps. Document and model text is always shown as text, never as HTML."""
+"""Dispatch: one renderer per step kind; an unknown kind is shown as raw JSON, never rejected."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
-from engine.trace import AnswerStep, CalculationStep, DecisionStep, ErrorStep, RetrievalStep, Step
+from components.answer import render_answer
+from components.attention import render_attention
+from components.attributes import render_attributes
+from components.calculation import render_calculation
+from components.decision import render_decision
+from components.error import render_error
+from components.features import render_features
+from components.graph_delta import render_graph_delta
+from components.llm_call import render_llm_call
+from components.retrieval import render_retrieval
+from components.rules import render_rules_matched
+from engine.trace import Step, step_to_dict
 
-
-def render_retrieval(step: RetrievalStep, *, key: str) -> None:
-    st.markdown(f"**{step.title}** · query: `{step.query[:200]}`")
-    rows = [{"rank": h.rank, "score": round(h.score, 4), "title": h.title, "doc": h.doc_id,
-             "chunk": h.chunk_id, "text": h.text, "why": h.provenance} for h in step.hits]
-    top = max((h.score for h in step.hits), default=1.0) or 1.0
-    st.dataframe(rows, key=key, hide_index=True, width="stretch",
-                 column_config={"score": st.column_config.ProgressColumn("score", min_value=0.0, max_value=top,
-                                                                         format="%.3f")})
-
-
-def render_answer(step: AnswerStep, *, key: str) -> None:
-    box = st.warning if step.refused else st.success
-    with st.container(border=True, key=key):
-        st.caption("Answer")
-        box(step.text, icon=":material/help:" if step.refused else ":material/check_circle:")
-        st.caption(f"confidence {step.confidence:.2f} · cites {', '.join(step.citations) or 'nothing'} · "
-                   f"by {step.backend}: {step.model}")
-
-
-def render_calculation(step: CalculationStep, *, key: str) -> None:
-    st.code(f"{step.expression} = {step.result}" if not step.error else f"{step.expression}  # {step.error}")
-
-
-def render_decision(step: DecisionStep, *, key: str) -> None:
-    st.info(f"{step.action}: {step.detail}" if step.detail else step.action)
-
-
-def render_error(step: ErrorStep, *, key: str) -> None:
-    st.error(step.message)
-
-
-RENDERERS = {
+RENDERERS: dict[str, Callable[..., None]] = {
+    "rules_matched": render_rules_matched,
     "retrieval": render_retrieval,
-    "answer": render_answer,
-    "calculation": render_calculation,
+    "graph_delta": render_graph_delta,
     "decision": render_decision,
+    "llm_call": render_llm_call,
+    "attention": render_attention,
+    "features": render_features,
+    "attributes": render_attributes,
+    "calculation": render_calculation,
+    "answer": render_answer,
     "error": render_error,
 }
 
@@ -50,7 +37,7 @@ RENDERERS = {
 def render_step(step: Step, *, key: str) -> None:
     renderer = RENDERERS.get(step.kind)
     if renderer is None:
-        with st.expander(f"{step.kind}: {step.title}"):
-            st.json({"kind": step.kind, "title": step.title, "iteration": step.iteration})
+        with st.expander(f"{step.kind}: {step.title} (shown as saved: this version cannot draw it)"):
+            st.json(step_to_dict(step))
         return
     renderer(step, key=key)

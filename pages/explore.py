@@ -9,8 +9,7 @@ from components.steps import render_step
 from engine.errors import RagscopeError
 from engine.methods.base import METHODS, method_ids
 
-chosen = ui_state.selection()
-workbench = ui_state.workbench(chosen.pack_path, chosen.backend)
+workbench = ui_state.current_workbench()
 pack = workbench.pack
 
 st.header(pack.info.title or pack.info.name)

@@ -1,0 +1,5 @@
+"""demo page (being built)."""
+
+import streamlit as st
+
+st.info("This page is being built.")
