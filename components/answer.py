@@ -10,7 +10,7 @@ import streamlit as st
 from components.safe import md_text
 from engine.trace import AnswerStep
 
-NO_MODEL_NOTE = "no language model was involved: offline tools (retrieval, KG, extractive reader, calculator)"
+NO_MODEL_NOTE = "offline — no language model was involved (retrieval, KG, extractive reader, calculator)"
 
 
 def render_answer(step: AnswerStep, *, key: str, sources: Mapping[str, tuple[str, str]] | None = None,

@@ -1,5 +1,164 @@
-"""compare page (being built)."""
+"""Compare: one question through several methods side by side — answers, cost, chunks in common, graphs."""
 
+from __future__ import annotations
+
+import plotly.graph_objects as go
 import streamlit as st
 
-st.info("This page is being built.")
+import ui_state
+from components.answer import render_answer
+from components.safe import md_text
+from engine.errors import RagscopeError
+from engine.evaluation.compare import has_graph, trace_overlap
+from engine.evaluation.metrics import score_answer
+from engine.knowledge.records import Pack
+from engine.methods.base import METHODS, method_ids
+from engine.runner import Run, Workbench
+from engine.trace import Trace
+
+MAX_METHODS = 6
+
+workbench = ui_state.current_workbench()
+pack = workbench.pack
+
+
+def _label(method: str) -> str:
+    return METHODS[method].label if method in METHODS else method
+
+
+def _use_example() -> None:
+    st.session_state["compare.question"] = st.session_state["compare.example"] or ""
+
+
+def _start_all(bench: Workbench, question: str, methods: list[str]) -> list[Run] | None:
+    """Start every run before executing any, so a bad question is reported once and costs nothing."""
+    qid = next((q.id for q in bench.pack.questions if q.question == " ".join(question.split())), "")
+    try:
+        return [bench.start(question, method, question_id=qid) for method in methods]
+    except RagscopeError as exc:
+        st.error(str(exc))
+        return None
+
+
+def _execute(bench: Workbench, runs: list[Run]) -> tuple[Trace, ...]:
+    traces = []
+    count = f"{len(runs)} method" + ("" if len(runs) == 1 else "s")
+    with st.status(f"Running {count}…", expanded=True) as status:
+        with st.spinner("Preparing the index (first run only)…"):
+            bench.retrieval.ensure_index()
+        for run in runs:
+            status.update(label=f"Running {_label(run.method.id)}…")
+            for _ in run:
+                pass
+            ui_state.run_store().save(run.trace)
+            traces.append(run.trace)
+            st.write(f"{_label(run.method.id)}: done in {run.trace.totals.latency_ms:.0f} ms")
+        status.update(label=f"Ran {count}", state="complete", expanded=False)
+    return tuple(traces)
+
+
+def _grading(trace: Trace, known: Pack) -> tuple[tuple[str, ...], tuple[float, float] | None]:
+    """Gold answers and (EM, F1) when the question came from the pack the trace was asked on."""
+    question = known.questions_by_id.get(trace.question_id) if trace.pack == known.info.name else None
+    if question is None:
+        return (), None
+    if trace.answer is None:
+        return question.answers, None
+    graded = score_answer(trace.answer.text, question.answers, question.type, trace.answer.refused)
+    return question.answers, (graded.em, graded.f1)
+
+
+def _sources(trace: Trace, known: Pack) -> dict[str, tuple[str, str]]:
+    if trace.answer is None or trace.pack != known.info.name:
+        return {}
+    docs = known.documents_by_id
+    return {d: (docs[d].title, docs[d].text) for d in trace.answer.citations if d in docs}
+
+
+def _method_column(trace: Trace) -> None:
+    key = f"compare.{trace.method}"
+    st.subheader(_label(trace.method))
+    if trace.answer is None:
+        st.warning("This run ended without an answer; open it in Explore to see why.")
+    else:
+        gold, scores = _grading(trace, pack)
+        render_answer(trace.answer, key=f"{key}.answer", sources=_sources(trace, pack), gold=gold, scores=scores)
+    totals = trace.totals
+    st.markdown(f"**{totals.latency_ms:,.0f} ms** latency · **{totals.llm_calls}** LLM calls · "
+                f"**{totals.tokens_in + totals.tokens_out:,}** tokens")
+    if st.button("Open in Explore", key=f"{key}.open", icon=":material/explore:"):
+        ui_state.show_trace(trace)
+
+
+def _overlap_chart(traces: tuple[Trace, ...]) -> None:
+    result = trace_overlap(traces)
+    labels = [f"{_label(m)} ({len(d)})" for m, d in zip(result.methods, result.docs)]
+    counts = [[f"{c} of {u}" for c, u in zip(crow, urow)] for crow, urow in zip(result.common, result.union)]
+    figure = go.Figure(go.Heatmap(
+        z=result.share, x=labels, y=labels, zmin=0.0, zmax=1.0, colorscale="Blues", text=counts,
+        texttemplate="%{z:.0%}", hovertemplate="%{y} × %{x}<br>%{text} documents in common<extra></extra>",
+        colorbar={"title": {"text": "in common"}, "tickformat": ".0%"}))
+    figure.update_layout(height=160 + 50 * len(labels), margin={"l": 10, "r": 10, "t": 10, "b": 10},
+                         yaxis={"autorange": "reversed"})
+    # A few methods make a small matrix: full width would stretch each cell into a banner.
+    st.plotly_chart(figure, key="compare.overlap", width=min(1100, 320 + 150 * len(labels)))
+
+
+def _draw_graph(trace: Trace) -> None:
+    # Imported here: the graph component is built separately and this page must work without it.
+    try:
+        from components.graph import render_graph
+    except ImportError:
+        st.caption("The graph view is not available in this version of ragscope.")
+        return
+    render_graph(trace.steps, trace.iterations, key=f"compare.{trace.method}.graph")
+
+
+def _graphs(traces: tuple[Trace, ...]) -> None:
+    with_graph = [t for t in traces if has_graph(t)]
+    if not with_graph:
+        st.caption("None of these methods built a query graph.")
+        return
+    for column, trace in zip(st.columns(len(with_graph)), with_graph):
+        with column:
+            st.markdown(f"**{_label(trace.method)}** · final graph after round {trace.iterations}")
+            _draw_graph(trace)
+
+
+def _results(traces: tuple[Trace, ...]) -> None:
+    st.markdown(f"**Question:** {md_text(traces[0].question)}")
+    for column, trace in zip(st.columns(len(traces)), traces):
+        with column:
+            _method_column(trace)
+    st.subheader("Chunks in common")
+    st.caption("Share of the distinct retrieved documents each pair of methods has in common "
+               "(in both ÷ in either; the number in brackets is how many documents a method retrieved).")
+    _overlap_chart(traces)
+    st.subheader("Graphs")
+    _graphs(traces)
+
+
+st.header("Compare methods")
+st.caption(f"One question, several methods on **{md_text(pack.info.title or pack.info.name)}**, each with "
+           "its default parameters. Every run is saved to History.")
+ids = method_ids()
+methods = st.multiselect("Methods", ids, default=list(ids[:MAX_METHODS]), max_selections=MAX_METHODS,
+                         key="compare.methods", format_func=_label,
+                         help=f"Two to {MAX_METHODS} methods; each runs with its default parameters.")
+st.selectbox("Example questions from the pack", [q.question for q in pack.questions], index=None,
+             key="compare.example", on_change=_use_example, placeholder="Choose one, or type your own below")
+question = st.text_area("Question", key="compare.question", height=80,
+                        placeholder="e.g. Where was the doctoral advisor of … born?")
+if st.button("Run", type="primary", key="compare.run", disabled=not methods):
+    runs = _start_all(workbench, question, methods)
+    if runs:
+        ui_state.set_compare_traces(_execute(workbench, runs))
+if len(methods) == 1 and len(ids) > 1:
+    st.caption("Add a second method to compare side by side.")
+
+compared = ui_state.compare_traces()
+if compared:
+    st.divider()
+    _results(compared)
+else:
+    st.info("Choose the methods, pick an example or type a question, then press **Run**.")

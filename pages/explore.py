@@ -1,52 +1,99 @@
-"""Explore: ask a question with a method and watch its steps arrive."""
+"""Explore: ask a question with a method, watch its steps arrive, then step through its rounds."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 import ui_state
+from components.params import param_inputs
+from components.safe import md_text
 from components.steps import render_step
+from components.trace_view import render_trace
 from engine.errors import RagscopeError
+from engine.evaluation.metrics import score_answer
 from engine.methods.base import METHODS, method_ids
+from engine.params import param_specs
+from engine.trace import Trace
 
 workbench = ui_state.current_workbench()
 pack = workbench.pack
-
-st.header(pack.info.title or pack.info.name)
-if pack.info.description:
-    st.caption(pack.info.description)
-
-ids = method_ids()
-method = st.selectbox("Method", ids, key="explore.method", format_func=lambda m: METHODS[m].label)
-st.caption(f"{METHODS[method].description} — *{METHODS[method].paper}*")
 
 
 def _use_example() -> None:
     st.session_state["explore.question"] = st.session_state["explore.example"] or ""
 
 
+def _stream(run) -> None:
+    """Show steps as they come; they are kept on the Run, so a Stop loses nothing."""
+    with st.status("Running…", expanded=True) as status:
+        for i, step in enumerate(run):
+            render_step(step, key=f"explore.live.{i}")
+        status.update(label=f"Done in {run.trace.totals.latency_ms:.0f} ms", state="complete", expanded=False)
+    _finish(run)
+
+
+def _finish(run) -> None:
+    ui_state.set_live_run(None)
+    ui_state.set_current_trace(run.trace)
+    ui_state.run_store().save(run.trace)
+
+
+st.header(md_text(pack.info.title or pack.info.name))
+method = st.selectbox("Method", method_ids(), key="explore.method", format_func=lambda m: METHODS[m].label)
+st.caption(f"{METHODS[method].description} — *{METHODS[method].paper}*")
+with st.expander("Parameters"):
+    params = param_inputs(param_specs(METHODS[method].Params), key=f"explore.params.{method}")
+
 st.selectbox("Example questions from the pack", [q.question for q in pack.questions], index=None,
              key="explore.example", on_change=_use_example, placeholder="Choose one, or type your own below")
-with st.form("explore.ask"):
-    question = st.text_area("Question", key="explore.question", height=80,
-                            placeholder="e.g. Where was the doctoral advisor of … born?")
-    asked = st.form_submit_button("Run", type="primary")
-
+question = st.text_area("Question", key="explore.question", height=80,
+                        placeholder="e.g. Where was the doctoral advisor of … born?")
+run_col, stop_col, _ = st.columns([1, 1, 8])
+asked = run_col.button("Run", type="primary", key="explore.run", width="stretch")
+started = None
 if asked:
-    qid = next((q.id for q in pack.questions if q.question == question.strip()), "")
+    qid = next((q.id for q in pack.questions if q.question == " ".join(question.split())), "")
     try:
-        run = workbench.start(question, method, question_id=qid)
+        started = workbench.start(question, method, params, question_id=qid)
+        ui_state.set_live_run(started)
     except RagscopeError as exc:
         st.error(str(exc))
-        st.stop()
-    with st.status("Running…", expanded=True) as status:
-        with st.spinner("Preparing the index (first run only)…"):
-            workbench.retrieval.ensure_index()
-        for i, step in enumerate(run):
-            render_step(step, key=f"explore.step.{i}")
-        status.update(label=f"Done in {run.trace.totals.latency_ms:.0f} ms", state="complete", expanded=True)
-    ui_state.run_store().save(run.trace)
-    st.download_button("Download trace JSON", run.trace.to_json(indent=2), file_name=f"trace-{run.trace.id}.json",
-                       mime="application/json", key="explore.download")
-else:
+# Created after a new run is registered, so it is live while that run streams below.
+stopped = stop_col.button("Stop", key="explore.stop", disabled=ui_state.live_run() is None, width="stretch")
+live = ui_state.live_run()
+if stopped and live is not None:
+    live.stop()
+    for _ in live:  # the method notices the stop at its next step and says so
+        pass
+    _finish(live)
+    st.toast("Stopped — the steps so far are kept.")
+if started is not None:
+    with st.spinner("Preparing the index (first run only)…"):
+        workbench.retrieval.ensure_index()
+    _stream(started)
+
+trace: Trace | None = ui_state.current_trace()
+if trace is None:
     st.info("Pick an example or type a question, then press **Run**.")
+else:
+    st.divider()
+    label = METHODS[trace.method].label if trace.method in METHODS else trace.method
+    st.markdown(md_text(f"{label} · {trace.backend} · {trace.totals.latency_ms:.0f} ms · "
+                        f"{trace.totals.llm_calls} LLM calls · question: {trace.question}"))
+    known = pack.questions_by_id.get(trace.question_id) if trace.pack == pack.info.name else None
+    scores = None
+    if known and trace.answer:
+        graded = score_answer(trace.answer.text, known.answers, known.type, trace.answer.refused)
+        scores = (graded.em, graded.f1)
+    render_trace(trace, key="explore.view", gold=known.answers if known else (), scores=scores)
+    st.download_button("Download trace JSON", trace.to_json(indent=2), file_name=f"trace-{trace.id}.json",
+                       mime="application/json", key="explore.download")
+
+with st.expander("Replay a saved trace"):
+    uploaded = st.file_uploader("Trace JSON", type=["json"], key="explore.upload")
+    if uploaded is not None and st.button("Replay", key="explore.replay"):
+        try:
+            ui_state.set_current_trace(Trace.from_json(uploaded.getvalue().decode("utf-8")))
+            st.rerun()
+        except (ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError) as exc:
+            st.error(f"not a ragscope trace: {exc}")

@@ -1,5 +1,118 @@
-"""history page (being built)."""
+"""History: saved runs — open one in Explore, delete (after a confirm), export and import as JSON."""
+
+from __future__ import annotations
 
 import streamlit as st
 
-st.info("This page is being built.")
+import ui_state
+from components.safe import md_text
+from engine.errors import RagscopeError
+from engine.runs import RunSummary
+
+PAGE = "history"
+LISTED = 200
+
+store = ui_state.run_store()
+
+
+def _row(run: RunSummary) -> dict[str, object]:
+    return {"time": run.started.replace("T", " ")[:19], "pack": run.pack, "method": run.method,
+            "backend": run.backend, "question": run.question, "answer": run.answer, "latency ms": run.latency_ms}
+
+
+def _import(uploaded) -> None:
+    """Callback: runs before the page script, so the table below already shows what was imported."""
+    if uploaded is None:
+        ui_state.post_notice(PAGE, ui_state.Notice("error", "Choose a JSON export file first."))
+        return
+    try:
+        count = store.import_json(uploaded.getvalue().decode("utf-8"))
+    except (RagscopeError, UnicodeDecodeError) as exc:
+        ui_state.post_notice(PAGE, ui_state.Notice("error", f"{uploaded.name}: nothing was imported — {exc}"))
+        return
+    ui_state.bump_history_table()
+    ui_state.post_notice(PAGE, ui_state.Notice("success", f"Imported {count} run(s) from {uploaded.name}."))
+
+
+def _delete(run_id: str) -> None:
+    deleted = store.delete(run_id)
+    ui_state.set_pending_delete(None)
+    ui_state.bump_history_table()  # row i is another run now: drop the selection
+    ui_state.post_notice(PAGE, ui_state.Notice("success" if deleted else "error",
+                                               f"Deleted run {run_id}." if deleted else f"Run {run_id} was already gone."))
+
+
+def _notice() -> None:
+    notice = ui_state.pop_notice(PAGE)
+    if notice is not None:
+        (st.success if notice.level == "success" else st.error)(md_text(notice.text))
+
+
+def _open(run_id: str) -> None:
+    try:
+        trace = store.get(run_id)
+    except (RagscopeError, ValueError, TypeError, KeyError) as exc:  # a damaged row must not take the page down
+        st.error(f"Run {run_id} cannot be opened: {exc}")
+        return
+    ui_state.show_trace(trace)
+
+
+def _confirm_delete(run: RunSummary) -> None:
+    with st.container(border=True):
+        st.warning(md_text(f"Delete the {run.method} run of “{run.question[:120]}” ({run.id})? This cannot be undone."))
+        yes, no, _ = st.columns([1, 1, 6])
+        yes.button("Delete for good", key="history.confirm_delete", type="primary", on_click=_delete,
+                   args=(run.id,), icon=":material/delete_forever:")
+        no.button("Cancel", key="history.cancel_delete", on_click=ui_state.set_pending_delete, args=(None,))
+
+
+def _selected_actions(run: RunSummary) -> None:
+    st.markdown(md_text(f"Selected: {run.method} · {run.pack} · {run.question[:160]}"))
+    open_col, delete_col, export_col, _ = st.columns([1, 1, 1.4, 4])
+    if open_col.button("Open", key="history.open", type="primary", icon=":material/explore:", width="stretch"):
+        _open(run.id)
+    delete_col.button("Delete", key="history.delete", icon=":material/delete:", width="stretch",
+                      on_click=ui_state.set_pending_delete, args=(run.id,))
+    export_col.download_button("Export selected", lambda: store.export([run.id]), file_name=f"run-{run.id}.json",
+                               mime="application/json", key="history.export_selected", on_click="ignore",
+                               icon=":material/download:", width="stretch")
+    if ui_state.pending_delete() == run.id:
+        _confirm_delete(run)
+
+
+def _table(runs: list[RunSummary]) -> RunSummary | None:
+    event = st.dataframe([_row(r) for r in runs], key=f"history.runs.{ui_state.history_table_version()}",
+                         hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
+                         column_config={"latency ms": st.column_config.NumberColumn(format="%.0f"),
+                                        "question": st.column_config.TextColumn(width="large"),
+                                        "answer": st.column_config.TextColumn(width="medium")})
+    rows = event.selection.rows
+    return runs[rows[0]] if rows and rows[0] < len(runs) else None
+
+
+def _import_section() -> None:
+    with st.expander("Import runs", icon=":material/upload:"):
+        uploaded = st.file_uploader("A ragscope runs export (JSON)", type=["json"], key="history.import_file")
+        st.button("Import", key="history.import", on_click=_import, args=(uploaded,), disabled=uploaded is None)
+
+
+st.header("History")
+st.caption("Every run from Explore and Compare is saved here. Select a row to open it again, delete it or "
+           "export it; import an export from another machine.")
+_notice()
+runs = store.list(limit=LISTED)
+if not runs:
+    st.info("No saved runs yet. Ask a question on **Explore** or run several methods on **Compare** — every "
+            "run is saved here.")
+else:
+    chosen = _table(runs)
+    if chosen is None:
+        st.caption("Select a row to open, delete or export that run.")
+    else:
+        _selected_actions(chosen)
+    if len(runs) == LISTED:
+        st.caption(f"Showing the newest {LISTED} runs; Export all exports every saved run.")
+    st.download_button("Export all runs", lambda: store.export([r.id for r in store.list(limit=10**9)]),
+                       file_name="ragscope-runs.json", mime="application/json", key="history.export_all",
+                       on_click="ignore", icon=":material/download:")
+_import_section()

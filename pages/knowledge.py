@@ -1,5 +1,283 @@
-"""knowledge page (being built)."""
+"""Knowledge: the packs and what is in them — counts, documents, the KG, rules, new packs, the index."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
 
 import streamlit as st
 
-st.info("This page is being built.")
+import ui_state
+from components.retrieval import query_terms
+from components.safe import highlight_terms, md_text
+from engine.errors import PackError, RagscopeError
+from engine.graph.neighbourhood import entity_choices, fact_rows, hub_entity, neighbourhood_step
+from engine.knowledge.records import Pack
+from engine.knowledge.summary import unloadable_pack
+from engine.knowledge.uploads import ALLOWED_SUFFIXES, MAX_UPLOAD_BYTES, MAX_UPLOAD_MB, Upload, build_pack_from_uploads
+from engine.rules.overview import rule_rows, statistics_rows
+from engine.runner import Workbench
+from engine.trace import GraphDeltaStep
+
+PAGE = "knowledge"
+TABS = ("Overview", "Documents", "Graph", "Rules", "Build a pack", "Index")
+MAX_PROBLEMS_SHOWN = 50
+
+
+# ---- Overview ------------------------------------------------------------------------------------
+
+
+def overview(pack: Pack) -> None:
+    rows = []
+    for name, folder in ui_state.available_packs().items():
+        try:
+            row = ui_state.pack_summary(str(folder)).row()
+        except PackError as exc:  # one broken folder must not hide the other packs
+            row = unloadable_pack(name, str(exc)).row()
+        rows.append({**row, "pack": name})  # the folder name is what the sidebar lists
+    problems = any(r["problem"] for r in rows)
+    st.dataframe(rows, hide_index=True, width="stretch", key=f"{PAGE}.packs",
+                 column_order=[c for c in rows[0] if c != "problem" or problems] if rows else None,
+                 column_config={"question types": st.column_config.TextColumn(width="large"),
+                                "problem": st.column_config.TextColumn(width="large")})
+    st.subheader(pack.info.title or pack.info.name)
+    if pack.info.description:
+        st.markdown(md_text(pack.info.description))
+    st.caption(f"Pack {md_text(pack.info.name)} · license: {md_text(pack.info.license or 'not stated')}"
+               + (" · facts carry times" if pack.info.temporal else ""))
+
+
+# ---- Documents -----------------------------------------------------------------------------------
+
+
+def documents(workbench: Workbench) -> None:
+    with st.form(f"{PAGE}.search"):
+        query = st.text_input("Search the documents", key=f"{PAGE}.query",
+                              placeholder="e.g. where was Ada Lovelace born")
+        k = st.slider("Results", 1, 20, 5, key=f"{PAGE}.k")
+        st.form_submit_button("Search")
+    if query.strip():
+        search_results(workbench, query.strip(), k)
+    st.divider()
+    document_viewer(workbench.pack)
+
+
+def search_results(workbench: Workbench, query: str, k: int) -> None:
+    try:
+        with st.spinner("Searching (the first search also builds the index)…"):
+            hits = workbench.retrieval.search(query, k=k, retriever="hybrid")
+    except RagscopeError as exc:
+        st.error(str(exc))
+        return
+    if not hits:
+        st.info("Nothing matched. Try other words, or check the Index tab.")
+        return
+    st.caption(f"{len(hits)} best chunks by hybrid retrieval (dense + BM25, reciprocal-rank fusion)")
+    terms = query_terms(query)
+    for i, hit in enumerate(hits):
+        with st.container(border=True):
+            head, button = st.columns([6, 1], vertical_alignment="center")
+            head.markdown(f"**{hit.rank}. {md_text(hit.title)}** · {md_text(hit.doc_id)} · score {hit.score:.4f}")
+            button.button("Open", key=f"{PAGE}.open.{i}", on_click=_open_document, args=(hit.doc_id,),
+                          help="Show the whole document below")
+            st.markdown(highlight_terms(hit.text, terms))
+
+
+def _open_document(doc_id: str) -> None:
+    st.session_state[f"{PAGE}.doc"] = doc_id  # a callback may set a widget's value before it is drawn
+
+
+def document_viewer(pack: Pack) -> None:
+    by_id = pack.documents_by_id
+    doc_id = st.selectbox("Read a document", list(by_id), index=None, key=f"{PAGE}.doc",
+                          format_func=lambda i: f"{by_id[i].title} ({i})", placeholder="Type a title or an id")
+    if doc_id is None:
+        st.caption(f"{len(by_id)} documents in this pack; pick one, or press Open on a search result.")
+        return
+    doc = by_id[doc_id]
+    st.markdown(f"#### {md_text(doc.title)}")
+    details = [f"id {md_text(doc.id)}"] + ([f"url {md_text(doc.url)}"] if doc.url else [])
+    st.caption(" · ".join(details))
+    if doc.entities:
+        st.caption("Entities: " + md_text(", ".join(doc.entities)))
+    # Hard line breaks keep the document's own lines; md_text keeps its markup inert.
+    st.markdown(md_text(doc.text).replace("\n", "  \n"))
+
+
+# ---- Graph ---------------------------------------------------------------------------------------
+
+
+def graph(path: str) -> None:
+    kg = ui_state.knowledge_graph(path)
+    choices = entity_choices(kg)
+    if not choices:
+        st.info("This pack has no facts yet. Add a triples.tsv (head⇥relation⇥tail[⇥time]) to browse its graph.")
+        return
+    left, right = st.columns([3, 1])
+    entity = left.selectbox("Entity", choices, index=choices.index(hub_entity(kg)), key=f"{PAGE}.entity",
+                            help="Type to filter; the list holds every entity that has at least one fact.")
+    limit = right.number_input("Facts at most", 5, 500, 50, step=5, key=f"{PAGE}.fact_limit")
+    facts = kg.facts_about(entity, limit=int(limit))
+    total = kg.graph.degree(entity)
+    st.caption(f"{len(facts)} of {total} facts about {md_text(entity)}"
+               + (" — raise the limit to see the rest" if total > len(facts) else ""))
+    draw_neighbourhood(neighbourhood_step(entity, facts))
+    st.dataframe(fact_rows(facts), hide_index=True, width="stretch", key=f"{PAGE}.facts")
+
+
+def draw_neighbourhood(step: GraphDeltaStep) -> None:
+    try:
+        from components.graph import render_graph  # drawn by its own component; optional on this page
+    except ImportError:
+        st.caption("The graph drawing is not available in this build; the facts are listed below.")
+        return
+    render_graph([step], 0, key=f"{PAGE}.graph")
+
+
+# ---- Rules ---------------------------------------------------------------------------------------
+
+
+def rules(path: str, pack: Pack) -> None:
+    if not pack.rules:
+        st.info("This pack has no rules. Add a rules.jsonl ({\"id\",\"head\",\"body\":[…],\"confidence\","
+                "\"support\"}) to use the RuleRAG method with it.")
+        return
+    st.dataframe(rule_rows(pack.rules), hide_index=True, width="stretch", key=f"{PAGE}.rules", column_config={
+        "rule": st.column_config.TextColumn("rule", width="medium"),
+        "text": st.column_config.TextColumn("text", width="large"),
+        "confidence": st.column_config.NumberColumn("confidence", format="%.3f"),
+    })
+    st.caption("support = body paths whose ends the head relation also links; confidence = support / body paths.")
+    if st.button("Recompute statistics", key=f"{PAGE}.recompute",
+                 help="Count support and confidence again from this pack's triples"):
+        recomputed(path, pack)
+
+
+def recomputed(path: str, pack: Pack) -> None:
+    with st.spinner("Walking every rule body through the graph…"):
+        rows = statistics_rows(ui_state.knowledge_graph(path), pack.rules)
+    drift = [r["id"] for r in rows if not r["matches"]]
+    if drift:
+        st.warning(f"{len(drift)} of {len(rows)} rules differ from their stored values: {md_text(', '.join(drift))}")
+    else:
+        st.success(f"All {len(rows)} rules match their stored support and confidence.")
+    st.dataframe(rows, hide_index=True, width="stretch", key=f"{PAGE}.statistics", column_config={
+        "stored confidence": st.column_config.NumberColumn(format="%.3f"),
+        "confidence": st.column_config.NumberColumn("recomputed confidence", format="%.3f"),
+        "support": st.column_config.NumberColumn("recomputed support"),
+    })
+
+
+# ---- Build a pack --------------------------------------------------------------------------------
+
+
+def build() -> None:
+    st.markdown("Upload files to make a new pack. Text, Markdown, HTML and PDF become documents; "
+                "a .jsonl holds document records; .tsv/.csv rows `head, relation, tail[, time]` become triples.")
+    with st.form(f"{PAGE}.build"):
+        name = st.text_input("Pack name", key=f"{PAGE}.build_name", max_chars=64, placeholder="my-notes",
+                             help="Letters, digits, '-' and '_'; it becomes the pack's folder name.")
+        files = st.file_uploader("Files", type=[s.lstrip(".") for s in ALLOWED_SUFFIXES], accept_multiple_files=True,
+                                 key=f"{PAGE}.uploads", max_upload_size=MAX_UPLOAD_MB,
+                                 help=f"Up to {MAX_UPLOAD_MB} MB per file.")
+        submitted = st.form_submit_button("Build", type="primary")
+    if submitted:
+        build_pack(name.strip(), [Upload(f.name, f.getvalue()) for f in files or []])
+
+
+def build_pack(name: str, uploads: list[Upload]) -> None:
+    packs_dir = ui_state.settings().home / "packs"
+    bar = st.progress(0.0, text="Starting…")
+    try:
+        target = build_pack_from_uploads(uploads, name, packs_dir, ui_state.available_packs(),
+                                         max_bytes=MAX_UPLOAD_BYTES,
+                                         progress=lambda fraction, text: bar.progress(fraction, text=text))
+    except PackError as exc:  # IngestError too: every problem, and nothing was written
+        bar.empty()
+        show_problems(exc.problems)
+        return
+    pack = ui_state.pack(str(target))
+    ui_state.set_notice(PAGE, f"Pack **{md_text(name)}** is ready: {len(pack.documents)} documents, "
+                              f"{len(pack.triples)} triples. Pick it under *Knowledge pack* in the sidebar.")
+    st.rerun()  # the sidebar lists packs when it is drawn; a rerun lets it list the new one
+
+
+def show_problems(problems: list[str]) -> None:
+    shown = [f"- {md_text(p)}" for p in problems[:MAX_PROBLEMS_SHOWN]]
+    more = len(problems) - len(shown)
+    st.error("\n".join([f"Nothing was written — fix {'this problem' if len(problems) == 1 else 'these problems'} "
+                        "and build again:", "", *shown, *([f"- … and {more} more"] if more > 0 else [])]))
+
+
+# ---- Index ---------------------------------------------------------------------------------------
+
+
+def index(workbench: Workbench) -> None:
+    retrieval = workbench.retrieval
+    status = st.container()
+    if st.button("Sync index", key=f"{PAGE}.sync", type="primary",
+                 help="Embed new or changed chunks and drop removed ones (incremental)"):
+        sync(workbench)
+    with status:
+        try:
+            with st.spinner("Opening the index…"):
+                name, indexed = retrieval.index.name, retrieval.index.count()
+        except Exception as exc:  # noqa: BLE001 — a Chroma server that is down must not take the page down
+            st.error(f"The index cannot be opened: {type(exc).__name__}: {exc}")
+            return
+        index_status(workbench, name, indexed)
+
+
+def index_status(workbench: Workbench, name: str, indexed: int) -> None:
+    chunks = len(workbench.retrieval.chunks)
+    settings = workbench.retrieval.settings
+    left, right = st.columns(2)
+    left.metric("Chunks in the pack", chunks)
+    right.metric("Chunks in the index", indexed, delta=indexed - chunks or None, delta_color="off")
+    where = settings.chroma_url or str(settings.index_dir)
+    st.caption(f"Collection `{name}` · encoder `{workbench.retrieval.embedder.id}` · {md_text(where)}")
+    if indexed == chunks:
+        st.success("The index holds as many chunks as the pack.")
+    else:
+        st.warning("The index and the pack differ; press **Sync index** (the first search also syncs it).")
+
+
+def sync(workbench: Workbench) -> None:
+    from engine.retrieval.suite import Retrieval  # a fresh one: the shared one syncs only once per process
+
+    bar = st.progress(0.0, text="Comparing the pack with the index…")
+    fresh = Retrieval(workbench.pack, workbench.retrieval.settings, embedder=workbench.retrieval.embedder)
+    try:
+        report = fresh.ensure_index(progress=lambda done, total: bar.progress(
+            done / max(total, 1), text=f"Embedding chunks: {done} of {total}"))
+    except Exception as exc:  # noqa: BLE001 — encoder or Chroma failures are shown, never raised
+        bar.empty()
+        st.error(f"Syncing failed: {type(exc).__name__}: {exc}")
+        return
+    bar.progress(1.0, text="Index synced")
+    if report is not None:
+        st.success(f"Synced: {report.added} chunks embedded, {report.removed} removed, {report.kept} unchanged.")
+
+
+# ---- the page ------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    workbench = ui_state.current_workbench()
+    path = ui_state.selection().pack_path
+    st.header("Knowledge")
+    notice = ui_state.take_notice(PAGE)
+    if notice:
+        st.success(notice)
+    tabs = st.tabs(TABS, key=f"{PAGE}.tab", on_change="rerun")
+    # Lazy tabs: only the open one runs, so the index is not opened just to read the overview.
+    sections: list[Callable[[], None]] = [
+        (lambda: overview(workbench.pack)), (lambda: documents(workbench)), (lambda: graph(path)),
+        (lambda: rules(path, workbench.pack)), build, (lambda: index(workbench)),
+    ]
+    for tab, section in zip(tabs, sections):
+        if tab.open:
+            with tab:
+                section()
+
+
+main()

@@ -1,5 +1,261 @@
-"""models page (being built)."""
+"""Models: which backends are ready, load a local HF model, try a model, point at an OpenAI-compatible server.
+
+torch is never imported here: loading goes through engine.llm.hf and the GPU check through
+engine.llm.gpu, both of which import it inside functions, only when the user asks (DESIGN §11).
+"""
+
+from __future__ import annotations
 
 import streamlit as st
 
-st.info("This page is being built.")
+import ui_state
+from components.safe import md_text
+from engine.errors import BackendError
+from engine.llm.chat import ChatModel, GenerationSettings, Message
+from engine.llm.gpu import NO_GPU_HINT, gib, gpu_status
+from engine.llm.hf import (
+    DEVICES,
+    QUANTIZATIONS,
+    HfChatModel,
+    HfModelConfig,
+    load_hf_model,
+    loaded_hf_model,
+    unload_hf_model,
+)
+from engine.llm.openai import OpenAIChatModel, check_connection
+
+PAGE = "models"
+QUANTIZATION_HELP = ("auto = 4-bit NF4 with double quantization on CUDA, full precision on the CPU; "
+                     "nf4 = 4-bit, int8 = 8-bit (both need bitsandbytes), none = full precision")
+
+
+# ---- backends and their state --------------------------------------------------------------------
+
+
+def backends() -> None:
+    configs = ui_state.backend_configs()
+    loaded = loaded_hf_model()
+    offline, hf, server = st.columns(3)
+    with offline.container(border=True):
+        st.markdown("**offline**")
+        st.badge("ready", color="green", icon=":material/check:")
+        st.caption("No language model: embeddings, the pack's graph and rules, extractive reading. "
+                   "Answers say plainly that no model was involved.")
+    with hf.container(border=True):
+        st.markdown("**hf** · local transformers model")
+        if loaded is None:
+            st.badge("not loaded", color="gray")
+            st.caption("Load a model below to offer it in the sidebar.")
+        else:
+            st.badge("loaded", color="green", icon=":material/check:")
+            st.caption(f"{md_text(loaded.config.path)} · {loaded.quantization} on {loaded.device} · attention "
+                       f"capture {'on' if loaded.config.eager_attention else 'off'}"
+                       + (" · offered in the sidebar" if "hf" in configs else ""))
+    with server.container(border=True):
+        st.markdown("**openai** · OpenAI-compatible server")
+        chosen = configs.get("openai")
+        if chosen is None:
+            st.badge("not configured", color="gray")
+            st.caption("Set a server up below (vLLM, Ollama, llama.cpp server, TGI).")
+        else:
+            options = dict(chosen.options)
+            st.badge("configured", color="green", icon=":material/check:")
+            st.caption(f"{md_text(options.get('model', ''))} at {md_text(options.get('base_url', ''))} · "
+                       "offered in the sidebar")
+
+
+# ---- local model (hf) ----------------------------------------------------------------------------
+
+
+def local_model() -> None:
+    st.subheader("Local model (hf)")
+    with st.form(f"{PAGE}.hf"):
+        path = st.text_input("Model folder or cached hub id", key=f"{PAGE}.hf_path",
+                             placeholder="~/models/Meta-Llama-3-8B-Instruct",
+                             help="A folder with config.json and weights, or org/name already in the local "
+                                  "Hugging Face cache (nothing is downloaded).")
+        left, right = st.columns(2)
+        quantization = left.selectbox("Quantization", QUANTIZATIONS, key=f"{PAGE}.quantization",
+                                      help=QUANTIZATION_HELP)
+        device = right.selectbox("Device", DEVICES, key=f"{PAGE}.device",
+                                 help="auto = cuda when a GPU is visible, else cpu")
+        attention = st.checkbox("Attention capture", value=True, key=f"{PAGE}.attention",
+                                help="Eager attention so runs can show heatmaps; a little slower than sdpa.")
+        submitted = st.form_submit_button("Load", type="primary")
+    if submitted:
+        load(HfModelConfig(path=path.strip(), quantization=quantization, device=device, eager_attention=attention))
+    if loaded_hf_model() is not None and st.button("Unload", key=f"{PAGE}.unload",
+                                                   help="Free the model's memory (for every session)"):
+        unload()
+
+
+def load(config: HfModelConfig) -> None:
+    if not config.path:
+        st.error("Give a model folder (with config.json) or a hub id already in the local cache.")
+        return
+    ui_state.release_workbenches()  # a workbench holding the previous model would keep it in memory
+    try:
+        with st.spinner(f"Loading {config.path} — a large model takes a minute or two…"):
+            model = load_hf_model(config)
+    except BackendError as exc:
+        st.error(str(exc))
+        return
+    except Exception as exc:  # noqa: BLE001 — whatever transformers raises, the app stays up
+        st.error(f"{config.path}: loading failed: {type(exc).__name__}: {exc}")
+        return
+    options = {"model": config.path, "quantization": config.quantization, "device": config.device,
+               "attention": config.eager_attention}
+    ui_state.configure_backend(ui_state.BackendConfig("hf", f"hf: {model.model}", ui_state.options_tuple(options)))
+    ui_state.set_notice(PAGE, f"Loaded **{md_text(model.model)}** on {model.device}. "
+                              f"Pick *hf: {md_text(model.model)}* under **Model** in the sidebar.")
+    st.rerun()  # the sidebar lists backends when it is drawn; a rerun lets it offer this one
+
+
+def unload() -> None:
+    ui_state.release_workbenches()
+    unload_hf_model()
+    ui_state.forget_backend("hf")
+    ui_state.set_notice(PAGE, "The local model was unloaded and its memory released.")
+    st.rerun()
+
+
+# ---- GPU -----------------------------------------------------------------------------------------
+
+
+def gpu(model: HfChatModel | None) -> None:
+    st.subheader("GPU")
+    # torch is already in memory once a model is loaded; otherwise import it only when asked.
+    if model is None and not st.toggle("Check the GPU", key=f"{PAGE}.gpu",
+                                       help="Imports torch, which takes a few seconds the first time"):
+        return
+    status = gpu_status()
+    if not status.available:
+        st.info(f"No CUDA GPU here ({status.reason}). {NO_GPU_HINT}")
+        return
+    st.markdown(f"**{md_text(status.name)}**")
+    st.progress(status.used_fraction, text=f"{gib(status.used_bytes)} of {gib(status.total_bytes)} in use "
+                                           f"({gib(status.allocated_bytes)} by this app's tensors)")
+
+
+# ---- try a model ---------------------------------------------------------------------------------
+
+
+def chat_models(model: HfChatModel | None) -> dict[str, ChatModel]:
+    """The models a test prompt can go to: the loaded local one and the configured server."""
+    found: dict[str, ChatModel] = {}
+    if model is not None:
+        found[f"hf: {model.model}"] = model
+    server = ui_state.backend_configs().get("openai")
+    if server is not None:
+        options = dict(server.options)
+        try:
+            found[server.label] = OpenAIChatModel(options["base_url"], options["model"], options.get("api_key", ""))
+        except BackendError:
+            pass  # it was validated when configured; a changed library would show up on the server form
+    return found
+
+
+def try_prompt(model: HfChatModel | None) -> None:
+    st.subheader("Try a model")
+    models = chat_models(model)
+    if not models:
+        st.caption("Load a local model or set up a server to send it a test prompt.")
+        return
+    with st.form(f"{PAGE}.try"):
+        chosen = st.selectbox("Model", list(models), key=f"{PAGE}.try_model")
+        prompt = st.text_area("Test prompt", key=f"{PAGE}.prompt", height=90,
+                              placeholder="In one sentence: what is retrieval-augmented generation?")
+        max_new = st.slider("Max new tokens", 1, 512, 64, key=f"{PAGE}.max_new_tokens")
+        sent = st.form_submit_button("Generate")
+    if sent:
+        generate(models[chosen], prompt, max_new)
+
+
+def generate(model: ChatModel, prompt: str, max_new_tokens: int) -> None:
+    if not prompt.strip():
+        st.error("The prompt is empty; type something for the model to answer.")
+        return
+    try:
+        with st.spinner("Generating…"):
+            completion = model.complete([Message("user", prompt)], GenerationSettings(max_new_tokens=max_new_tokens))
+    except BackendError as exc:
+        st.error(str(exc))
+        return
+    with st.container(border=True):
+        # Model output is data: escaped, with its own line breaks kept.
+        st.markdown(md_text(completion.text).replace("\n", "  \n") if completion.text else "*(empty output)*")
+    tokens_in, tokens_out, latency, speed = st.columns(4)
+    tokens_in.metric("Tokens in", completion.tokens_in)
+    tokens_out.metric("Tokens out", completion.tokens_out)
+    latency.metric("Latency", f"{completion.latency_ms:.0f} ms")
+    seconds = completion.latency_ms / 1000
+    speed.metric("Tokens/s", f"{completion.tokens_out / seconds:.1f}" if seconds > 0 else "—")
+
+
+# ---- server (OpenAI-compatible) ------------------------------------------------------------------
+
+
+def server() -> None:
+    st.subheader("Server (OpenAI-compatible)")
+    with st.form(f"{PAGE}.server"):
+        base_url = st.text_input("Base URL", key=f"{PAGE}.base_url", placeholder="http://127.0.0.1:8000/v1",
+                                 help="vLLM: http://host:8000/v1 · Ollama: http://host:11434/v1")
+        model = st.text_input("Model", key=f"{PAGE}.server_model", placeholder="meta-llama/Meta-Llama-3-8B-Instruct",
+                              help="The id the server knows the model by; Check connection lists them.")
+        api_key = st.text_input("API key", key=f"{PAGE}.api_key", type="password",
+                                help="Leave empty for servers that need none.")
+        left, right = st.columns(2)
+        check = left.form_submit_button("Check connection")
+        use = right.form_submit_button("Use this server", type="primary")
+    if check:
+        check_server(base_url, model.strip(), api_key)
+    if use:
+        use_server(base_url, model.strip(), api_key)
+
+
+def check_server(base_url: str, model: str, api_key: str) -> None:
+    try:
+        with st.spinner("Asking the server for its models…"):
+            ids = check_connection(base_url, api_key)
+    except BackendError as exc:
+        st.error(str(exc))
+        return
+    st.success(f"The server answers and offers {len(ids)} model(s).")
+    if ids:
+        st.dataframe([{"model id": i} for i in ids], hide_index=True, key=f"{PAGE}.server_models")
+    if model and model not in ids:
+        st.warning(f"{md_text(model)} is not among them; copy one of the ids above into Model.")
+
+
+def use_server(base_url: str, model: str, api_key: str) -> None:
+    if not model:
+        st.error("Give the model name (Check connection lists the ids the server offers).")
+        return
+    try:
+        chat = OpenAIChatModel(base_url, model, api_key)  # validates the URL and settings, sends nothing
+    except BackendError as exc:
+        st.error(str(exc))
+        return
+    options = {"base_url": chat.base_url, "model": model, "api_key": api_key}
+    ui_state.configure_backend(ui_state.BackendConfig("openai", f"openai: {model}", ui_state.options_tuple(options)))
+    ui_state.set_notice(PAGE, f"Pick *openai: {md_text(model)}* under **Model** in the sidebar.")
+    st.rerun()
+
+
+# ---- the page ------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    st.header("Models")
+    notice = ui_state.take_notice(PAGE)
+    if notice:
+        st.success(notice)
+    backends()
+    local_model()
+    model = loaded_hf_model()
+    gpu(model)
+    try_prompt(model)
+    server()
+
+
+main()

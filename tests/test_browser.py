@@ -1,11 +1,13 @@
-"""The real thing: start the app the README way, ask a demo question in Chromium, see the answer.
+"""The real thing: start the app the way `make run` does, use it in Debian's Chromium.
 
-Uses Debian's Chromium through Playwright (never a downloaded browser); saves a screenshot to
-tests/screenshots/ for a human to look at.
+Asks a demo question with every registered method and steps through the rounds, checks that
+hostile text in a pack stays inert, and that two browser sessions asking at once both finish.
+Screenshots go to tests/artifacts/ for a human to look at.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -17,11 +19,15 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from engine.methods.base import method_ids
+from paths import ROOT
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-SHOTS = ROOT / "tests" / "screenshots"
+ARTIFACTS = ROOT / "tests" / "artifacts"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+HOSTILE = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+ANSWER_TIMEOUT_MS = 120_000
 
 pytestmark = [
     pytest.mark.browser,
@@ -35,26 +41,28 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _hostile_pack(folder: Path) -> None:
+    folder.mkdir(parents=True)
+    (folder / "pack.json").write_text(json.dumps({"name": "hostile", "title": f"Hostile {HOSTILE}"}))
+    docs = [{"id": "x1", "title": f"Evil {HOSTILE}", "text": f"The comet Zorblax was seen in 1911. {HOSTILE}"},
+            {"id": "x2", "title": "Plain", "text": "Nothing to see here, only plain words about weather."}]
+    (folder / "documents.jsonl").write_text("\n".join(json.dumps(d) for d in docs) + "\n")
+
+
 @pytest.fixture(scope="module")
-def app_url(tmp_path_factory):
+def app(tmp_path_factory):
+    """The app as `make run` starts it (streamlit run app.py on 127.0.0.1), on a free port."""
     home = tmp_path_factory.mktemp("browser_home")
+    _hostile_pack(home / ".ragscope" / "packs" / "hostile")
     port = _free_port()
     env = {**os.environ, "HOME": str(home), "RAGSCOPE_HOME": str(home / ".ragscope"), "HF_HUB_OFFLINE": "1"}
     server = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
          "--server.address", "127.0.0.1", "--server.port", str(port)],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
-                    break
-            except OSError:
-                time.sleep(0.3)
-        else:
-            pytest.fail("the app did not answer /_stcore/health within 60 s")
+        _wait_healthy(url)
         yield url, home
     finally:
         server.terminate()
@@ -64,22 +72,94 @@ def app_url(tmp_path_factory):
             server.kill()
 
 
-def test_asking_a_demo_question_in_the_browser_shows_chunks_and_an_answer(app_url):
-    from playwright.sync_api import expect, sync_playwright
+def _wait_healthy(url: str) -> None:
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
+                return
+        except OSError:
+            time.sleep(0.3)
+    pytest.fail("the app did not answer /_stcore/health within 60 s")
 
-    url, home = app_url
-    SHOTS.mkdir(parents=True, exist_ok=True)
+
+@pytest.fixture(scope="module")
+def browser(app):
+    from playwright.sync_api import sync_playwright
+
+    _, home = app
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch_persistent_context(
+        context = p.chromium.launch_persistent_context(
             str(home / "chromium-profile"), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": 1400, "height": 2000})
-        page = browser.new_page()
-        page.goto(url)
-        expect(page.get_by_text("Pick an example or type a question")).to_be_visible(timeout=30_000)
-        question = page.get_by_label("Question", exact=True)
-        question.fill("When was Marie Curie born?")
+            viewport={"width": 1400, "height": 2200})
+        yield context
+        context.close()
+
+
+def _ask(page, url: str, question: str, method_label: str | None = None, pack: str = "demo") -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{url}/?pack={pack}")
+    expect(page.get_by_label("Question", exact=True)).to_be_visible(timeout=30_000)
+    if method_label:
+        page.get_by_label("Method").click()
+        page.get_by_role("option", name=method_label, exact=True).click()
+    page.get_by_label("Question", exact=True).fill(question)
+    page.get_by_role("button", name="Run", exact=True).click()
+    expect(page.get_by_role("heading", name="Answer")).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
+
+
+@pytest.mark.parametrize("method", method_ids())
+def test_every_method_answers_a_demo_question_and_its_rounds_can_be_stepped(app, browser, method):
+    from playwright.sync_api import expect
+
+    from engine.methods.base import METHODS
+
+    url, _ = app
+    page = browser.new_page()
+    _ask(page, url, "Who discovered the neutron?", METHODS[method].label)
+    expect(page.get_by_text("no language model was involved", exact=False)).to_be_visible()
+    page.get_by_role("button", name="Prev", exact=True).click()
+    expect(page.get_by_text("Set-up", exact=False).or_(page.get_by_text("Round", exact=False)).first).to_be_visible()
+    if page.get_by_role("button", name="Next", exact=True).is_enabled():
+        page.get_by_role("button", name="Next", exact=True).click()
+    graph = page.frame_locator("iframe").locator("canvas")
+    if page.locator("iframe").count():
+        expect(graph.first).to_be_visible(timeout=20_000)
+    page.screenshot(path=str(ARTIFACTS / f"explore_{method}.png"), full_page=True)
+    page.close()
+
+
+def test_hostile_text_in_a_pack_is_shown_as_text_and_runs_nothing(app, browser):
+    from playwright.sync_api import expect
+
+    url, _ = app
+    page = browser.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    _ask(page, url, "When was the comet Zorblax seen?", pack="hostile")
+    page.get_by_text("Read the chunks").first.click()
+    expect(page.get_by_text("onerror=alert(1)", exact=False).first).to_be_visible()
+    page.screenshot(path=str(ARTIFACTS / "hostile_pack.png"), full_page=True)
+    assert dialogs == [] and page.locator("img[src=x]").count() == 0
+    page.close()
+
+
+def test_two_browser_sessions_asking_at_once_both_finish(app, browser):
+    from playwright.sync_api import expect
+
+    url, _ = app
+    pages = [browser.new_page(), browser.new_page()]
+    questions = ["Where was Marie Curie born?", "Who was Paul Dirac's doctoral advisor?"]
+    for page in pages:
+        page.goto(f"{url}/?pack=demo")
+    # Both are submitted before either answer is awaited; the server runs each session's script in
+    # its own thread against the one shared workbench.
+    for page, question in zip(pages, questions):
+        expect(page.get_by_label("Question", exact=True)).to_be_visible(timeout=30_000)
+        page.get_by_label("Question", exact=True).fill(question)
         page.get_by_role("button", name="Run", exact=True).click()
-        expect(page.get_by_text("confidence", exact=False)).to_be_visible(timeout=120_000)
-        expect(page.get_by_text("Top 5 chunks", exact=False)).to_be_visible()
-        page.screenshot(path=str(SHOTS / "explore_answer.png"), full_page=True)
-        browser.close()
+    for page in pages:
+        expect(page.get_by_role("heading", name="Answer")).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
+        page.close()

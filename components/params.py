@@ -1,0 +1,32 @@
+"""Parameter widgets built from a method's Params dataclass (the only parameter schema, STYLE 8)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import streamlit as st
+
+from engine.params import ParamSpec
+
+
+def param_inputs(specs: Sequence[ParamSpec], *, key: str) -> dict[str, Any]:
+    """One widget per field: choices → selectbox, bounded numbers → slider, bool → toggle."""
+    values: dict[str, Any] = {}
+    for spec in specs:
+        wkey = f"{key}.{spec.name}"
+        label = spec.name.replace("_", " ")
+        if spec.choices:
+            values[spec.name] = st.selectbox(label, spec.choices, index=spec.choices.index(spec.default),
+                                             key=wkey, help=spec.help)
+        elif spec.type is bool:
+            values[spec.name] = st.toggle(label, value=spec.default, key=wkey, help=spec.help)
+        elif spec.type in (int, float) and spec.min is not None and spec.max is not None:
+            cast = spec.type
+            values[spec.name] = st.slider(label, cast(spec.min), cast(spec.max), cast(spec.default), key=wkey,
+                                          help=spec.help)
+        elif spec.type in (int, float):
+            values[spec.name] = st.number_input(label, value=spec.default, key=wkey, help=spec.help)
+        else:
+            values[spec.name] = st.text_input(label, value=str(spec.default), key=wkey, help=spec.help)
+    return values

@@ -1,0 +1,56 @@
+"""The iteration timeline: set-up, round 1…n, with Prev / Next / Play for step-through and demos."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+
+def round_label(iteration: int) -> str:
+    return "set-up" if iteration == 0 else f"round {iteration}"
+
+
+def _step(key: str, iterations: list[int], delta: int) -> None:
+    """Button callback: runs before the script, so every widget below sees the new round."""
+    position = iterations.index(st.session_state[key])
+    st.session_state[key] = iterations[max(0, min(len(iterations) - 1, position + delta))]
+    st.session_state[f"{key}.playing"] = False
+
+
+def _toggle_play(key: str, iterations: list[int]) -> None:
+    playing = not st.session_state.get(f"{key}.playing", False)
+    st.session_state[f"{key}.playing"] = playing
+    if playing:
+        st.session_state[key] = iterations[0]
+
+
+def pick_round(iterations: list[int], *, key: str) -> tuple[int, bool]:
+    """Returns (chosen iteration, playing). The choice lives in session state under `key`."""
+    pending = st.session_state.pop(f"{key}.pending", None)
+    if pending is not None:  # set by `advance` after the slider existed, applied before it exists again
+        st.session_state[key] = pending
+    playing = st.session_state.get(f"{key}.playing", False)
+    if st.session_state.get(key) not in iterations:  # a new trace: start where a demo or a reader would
+        st.session_state[key] = iterations[0] if playing else iterations[-1]
+    position = iterations.index(st.session_state[key])
+    prev_col, next_col, play_col, slider_col = st.columns([1, 1, 1, 6], vertical_alignment="bottom")
+    prev_col.button("Prev", key=f"{key}.prev", disabled=position == 0, width="stretch",
+                    on_click=_step, args=(key, iterations, -1))
+    next_col.button("Next", key=f"{key}.next", disabled=position == len(iterations) - 1, width="stretch",
+                    on_click=_step, args=(key, iterations, 1))
+    play_col.button("Pause" if playing else "Play", key=f"{key}.play", width="stretch",
+                    disabled=len(iterations) < 2, on_click=_toggle_play, args=(key, iterations))
+    if len(iterations) > 1:
+        slider_col.select_slider("Round", options=iterations, key=key, format_func=round_label)
+    else:
+        slider_col.caption(f"One round: {round_label(iterations[0])}")
+    return st.session_state[key], playing
+
+
+def advance(iterations: list[int], *, key: str) -> bool:
+    """Move a playing timeline one round on; False (and stop playing) at the end."""
+    position = iterations.index(st.session_state[key])
+    if position + 1 >= len(iterations):
+        st.session_state[f"{key}.playing"] = False
+        return False
+    st.session_state[f"{key}.pending"] = iterations[position + 1]
+    return True

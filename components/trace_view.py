@@ -1,0 +1,59 @@
+"""A finished (or replayed) trace: the timeline, the chosen round's steps, its graph, the answer card."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import streamlit as st
+
+from components.answer import render_answer
+from components.steps import render_step
+from components.timeline import advance, pick_round, round_label
+from engine.trace import AnswerStep, GraphDeltaStep, RetrievalStep, Trace
+
+PLAY_SECONDS = 1.5
+
+
+def sources_of(trace: Trace) -> dict[str, tuple[str, str]]:
+    """doc id → (title, text) from every chunk the trace retrieved, so citations can be opened."""
+    sources: dict[str, tuple[str, str]] = {}
+    for step in trace.steps:
+        if isinstance(step, RetrievalStep):
+            for hit in step.hits:
+                title, text = sources.get(hit.doc_id, (hit.title, ""))
+                if hit.text not in text:
+                    text = f"{text}\n…\n{hit.text}" if text else hit.text
+                sources[hit.doc_id] = (title, text)
+    return sources
+
+
+def render_trace(trace: Trace, *, key: str, gold: Sequence[str] = (), scores: tuple[float, float] | None = None,
+                 captions: dict[str, str] | None = None) -> None:
+    """`captions` (kind → sentence) explains each step in plain words, for demos."""
+    iterations = sorted({s.iteration for s in trace.steps}) or [0]
+    chosen, playing = pick_round(iterations, key=f"{key}.round")
+    has_graph = any(isinstance(s, GraphDeltaStep) for s in trace.steps)
+    steps_col, graph_col = st.columns([3, 2]) if has_graph else (st.container(), None)
+    with steps_col:
+        st.markdown(f"##### {round_label(chosen).capitalize()}")
+        shown = [s for s in trace.steps if s.iteration == chosen and not isinstance(s, AnswerStep)]
+        if not shown:
+            st.caption("Nothing but the answer happened in this round.")
+        for i, step in enumerate(shown):
+            if captions and step.kind in captions:
+                st.caption(captions[step.kind])
+            render_step(step, key=f"{key}.{trace.id}.{chosen}.{i}")
+    if graph_col is not None:
+        with graph_col:
+            from components.graph import render_graph
+
+            render_graph(trace.steps, chosen, key=f"{key}.graph.{trace.id}")
+    if trace.answer is not None:
+        render_answer(trace.answer, key=f"{key}.answer", sources=sources_of(trace), gold=gold, scores=scores)
+    elif trace.steps:
+        st.info("This run stopped before it answered; its steps so far are kept above.")
+    if playing:
+        time.sleep(PLAY_SECONDS)
+        advance(iterations, key=f"{key}.round")
+        st.rerun()  # also at the end, so the button reads Play again
