@@ -33,9 +33,11 @@ def _stream(run) -> None:
 
 
 def _finish(run) -> None:
+    """Keep the trace, save it, and redraw: the page then shows it once, in the step-through view."""
     ui_state.set_live_run(None)
     ui_state.set_current_trace(run.trace)
     ui_state.run_store().save(run.trace)
+    st.rerun()
 
 
 st.header(md_text(pack.info.title or pack.info.name))
@@ -65,8 +67,8 @@ if stopped and live is not None:
     live.stop()
     for _ in live:  # the method notices the stop at its next step and says so
         pass
-    _finish(live)
     st.toast("Stopped — the steps so far are kept.")
+    _finish(live)
 if started is not None:
     with st.spinner("Preparing the index (first run only)…"):
         workbench.retrieval.ensure_index()

@@ -120,10 +120,12 @@ def test_every_method_answers_a_demo_question_and_its_rounds_can_be_stepped(app,
     page = browser.new_page()
     _ask(page, url, "Who discovered the neutron?", METHODS[method].label)
     expect(page.get_by_text("no language model was involved", exact=False)).to_be_visible()
-    page.get_by_role("button", name="Prev", exact=True).click()
-    expect(page.get_by_text("Set-up", exact=False).or_(page.get_by_text("Round", exact=False)).first).to_be_visible()
-    if page.get_by_role("button", name="Next", exact=True).is_enabled():
-        page.get_by_role("button", name="Next", exact=True).click()
+    prev, nxt = (page.get_by_role("button", name=n, exact=True) for n in ("Prev", "Next"))
+    expect(page.get_by_role("heading", name="Round", exact=False).first).to_be_visible()
+    if prev.is_enabled():  # multi-round methods: step back one round and forward again
+        prev.click()
+        expect(nxt).to_be_enabled()
+        nxt.click()
     graph = page.frame_locator("iframe").locator("canvas")
     if page.locator("iframe").count():
         expect(graph.first).to_be_visible(timeout=20_000)
@@ -139,8 +141,8 @@ def test_hostile_text_in_a_pack_is_shown_as_text_and_runs_nothing(app, browser):
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     _ask(page, url, "When was the comet Zorblax seen?", pack="hostile")
-    page.get_by_text("Read the chunks").first.click()
-    expect(page.get_by_text("onerror=alert(1)", exact=False).first).to_be_visible()
+    page.get_by_text("Read the chunks").filter(visible=True).first.click()
+    expect(page.get_by_text("onerror=alert(1)", exact=False).filter(visible=True).first).to_be_visible()
     page.screenshot(path=str(ARTIFACTS / "hostile_pack.png"), full_page=True)
     assert dialogs == [] and page.locator("img[src=x]").count() == 0
     page.close()
