@@ -66,7 +66,7 @@ def search_results(workbench: Workbench, query: str, k: int) -> None:
         with st.spinner("Searching (the first search also builds the index)…"):
             hits = workbench.retrieval.search(query, k=k, retriever="hybrid")
     except RagscopeError as exc:
-        st.error(str(exc))
+        st.error(md_text(str(exc)))  # may quote a path, URL or a server's words
         return
     if not hits:
         st.info("Nothing matched. Try other words, or check the Index tab.")
@@ -121,7 +121,8 @@ def graph(path: str) -> None:
     st.caption(f"{len(facts)} of {total} facts about {md_text(entity)}"
                + (" — raise the limit to see the rest" if total > len(facts) else ""))
     draw_neighbourhood(neighbourhood_step(entity, facts))
-    st.dataframe(fact_rows(facts), hide_index=True, width="stretch", key=f"{PAGE}.facts")
+    st.dataframe(fact_rows(facts), hide_index=True, width="stretch", key=f"{PAGE}.facts",
+                 height=table_height(len(facts)))
 
 
 def draw_neighbourhood(step: GraphDeltaStep) -> None:
@@ -141,11 +142,15 @@ def rules(path: str, pack: Pack) -> None:
         st.info("This pack has no rules. Add a rules.jsonl ({\"id\",\"head\",\"body\":[…],\"confidence\","
                 "\"support\"}) to use the RuleRAG method with it.")
         return
-    st.dataframe(rule_rows(pack.rules), hide_index=True, width="stretch", key=f"{PAGE}.rules", column_config={
-        "rule": st.column_config.TextColumn("rule", width="medium"),
-        "text": st.column_config.TextColumn("text", width="large"),
-        "confidence": st.column_config.NumberColumn("confidence", format="%.3f"),
-    })
+    # Numbers before the long text column, so they stay in view on a laptop screen.
+    st.dataframe(rule_rows(pack.rules), hide_index=True, width="stretch", key=f"{PAGE}.rules",
+                 height=table_height(len(pack.rules)), column_order=["id", "rule", "support", "confidence", "text"],
+                 column_config={
+                     "rule": st.column_config.TextColumn("rule", width="large"),
+                     "support": st.column_config.NumberColumn("support", width="small"),
+                     "confidence": st.column_config.NumberColumn("confidence", format="%.3f", width="small"),
+                     "text": st.column_config.TextColumn("text", width="large"),
+                 })
     st.caption("support = body paths whose ends the head relation also links; confidence = support / body paths.")
     if st.button("Recompute statistics", key=f"{PAGE}.recompute",
                  help="Count support and confidence again from this pack's triples"):
@@ -158,13 +163,21 @@ def recomputed(path: str, pack: Pack) -> None:
     drift = [r["id"] for r in rows if not r["matches"]]
     if drift:
         st.warning(f"{len(drift)} of {len(rows)} rules differ from their stored values: {md_text(', '.join(drift))}")
+    elif len(rows) == 1:
+        st.success("The rule matches its stored support and confidence.")
     else:
         st.success(f"All {len(rows)} rules match their stored support and confidence.")
-    st.dataframe(rows, hide_index=True, width="stretch", key=f"{PAGE}.statistics", column_config={
+    st.dataframe(rows, hide_index=True, width="stretch", key=f"{PAGE}.statistics", height=table_height(len(rows)),
+                 column_order=[c for c in rows[0] if c != "rule"], column_config={
         "stored confidence": st.column_config.NumberColumn(format="%.3f"),
         "confidence": st.column_config.NumberColumn("recomputed confidence", format="%.3f"),
         "support": st.column_config.NumberColumn("recomputed support"),
     })
+
+
+def table_height(rows: int, most: int = 600) -> int:
+    """Tall enough for every row up to `most` pixels (Streamlit's default shows about ten)."""
+    return min(most, 35 * (rows + 1) + 3)
 
 
 # ---- Build a pack --------------------------------------------------------------------------------
@@ -196,9 +209,13 @@ def build_pack(name: str, uploads: list[Upload]) -> None:
         show_problems(exc.problems)
         return
     pack = ui_state.pack(str(target))
-    ui_state.set_notice(PAGE, f"Pack **{md_text(name)}** is ready: {len(pack.documents)} documents, "
-                              f"{len(pack.triples)} triples. Pick it under *Knowledge pack* in the sidebar.")
+    ui_state.set_notice(PAGE, f"Pack **{md_text(name)}** is ready: {counted(len(pack.documents), 'document')}, "
+                              f"{counted(len(pack.triples), 'triple')}. Pick it under *Knowledge pack* in the sidebar.")
     st.rerun()  # the sidebar lists packs when it is drawn; a rerun lets it list the new one
+
+
+def counted(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def show_problems(problems: list[str]) -> None:
@@ -222,7 +239,7 @@ def index(workbench: Workbench) -> None:
             with st.spinner("Opening the index…"):
                 name, indexed = retrieval.index.name, retrieval.index.count()
         except Exception as exc:  # noqa: BLE001 — a Chroma server that is down must not take the page down
-            st.error(f"The index cannot be opened: {type(exc).__name__}: {exc}")
+            st.error(md_text(f"The index cannot be opened: {type(exc).__name__}: {exc}"))
             return
         index_status(workbench, name, indexed)
 
@@ -251,7 +268,7 @@ def sync(workbench: Workbench) -> None:
             done / max(total, 1), text=f"Embedding chunks: {done} of {total}"))
     except Exception as exc:  # noqa: BLE001 — encoder or Chroma failures are shown, never raised
         bar.empty()
-        st.error(f"Syncing failed: {type(exc).__name__}: {exc}")
+        st.error(md_text(f"Syncing failed: {type(exc).__name__}: {exc}"))
         return
     bar.progress(1.0, text="Index synced")
     if report is not None:

@@ -36,12 +36,12 @@ def backends() -> None:
     configs = ui_state.backend_configs()
     loaded = loaded_hf_model()
     offline, hf, server = st.columns(3)
-    with offline.container(border=True):
+    with offline.container(border=True, height="stretch"):
         st.markdown("**offline**")
         st.badge("ready", color="green", icon=":material/check:")
         st.caption("No language model: embeddings, the pack's graph and rules, extractive reading. "
                    "Answers say plainly that no model was involved.")
-    with hf.container(border=True):
+    with hf.container(border=True, height="stretch"):
         st.markdown("**hf** · local transformers model")
         if loaded is None:
             st.badge("not loaded", color="gray")
@@ -51,7 +51,7 @@ def backends() -> None:
             st.caption(f"{md_text(loaded.config.path)} · {loaded.quantization} on {loaded.device} · attention "
                        f"capture {'on' if loaded.config.eager_attention else 'off'}"
                        + (" · offered in the sidebar" if "hf" in configs else ""))
-    with server.container(border=True):
+    with server.container(border=True, height="stretch"):
         st.markdown("**openai** · OpenAI-compatible server")
         chosen = configs.get("openai")
         if chosen is None:
@@ -98,10 +98,10 @@ def load(config: HfModelConfig) -> None:
         with st.spinner(f"Loading {config.path} — a large model takes a minute or two…"):
             model = load_hf_model(config)
     except BackendError as exc:
-        st.error(str(exc))
+        st.error(md_text(str(exc)))  # may quote a path, URL or a server's words
         return
     except Exception as exc:  # noqa: BLE001 — whatever transformers raises, the app stays up
-        st.error(f"{config.path}: loading failed: {type(exc).__name__}: {exc}")
+        st.error(md_text(f"{config.path}: loading failed: {type(exc).__name__}: {exc}"))
         return
     options = {"model": config.path, "quantization": config.quantization, "device": config.device,
                "attention": config.eager_attention}
@@ -179,7 +179,7 @@ def generate(model: ChatModel, prompt: str, max_new_tokens: int) -> None:
         with st.spinner("Generating…"):
             completion = model.complete([Message("user", prompt)], GenerationSettings(max_new_tokens=max_new_tokens))
     except BackendError as exc:
-        st.error(str(exc))
+        st.error(md_text(str(exc)))  # may quote a path, URL or a server's words
         return
     with st.container(border=True):
         # Model output is data: escaped, with its own line breaks kept.
@@ -204,9 +204,9 @@ def server() -> None:
                               help="The id the server knows the model by; Check connection lists them.")
         api_key = st.text_input("API key", key=f"{PAGE}.api_key", type="password",
                                 help="Leave empty for servers that need none.")
-        left, right = st.columns(2)
-        check = left.form_submit_button("Check connection")
-        use = right.form_submit_button("Use this server", type="primary")
+        with st.container(horizontal=True):
+            check = st.form_submit_button("Check connection")
+            use = st.form_submit_button("Use this server", type="primary")
     if check:
         check_server(base_url, model.strip(), api_key)
     if use:
@@ -218,7 +218,7 @@ def check_server(base_url: str, model: str, api_key: str) -> None:
         with st.spinner("Asking the server for its models…"):
             ids = check_connection(base_url, api_key)
     except BackendError as exc:
-        st.error(str(exc))
+        st.error(md_text(str(exc)))  # may quote a path, URL or a server's words
         return
     st.success(f"The server answers and offers {len(ids)} model(s).")
     if ids:
@@ -234,7 +234,7 @@ def use_server(base_url: str, model: str, api_key: str) -> None:
     try:
         chat = OpenAIChatModel(base_url, model, api_key)  # validates the URL and settings, sends nothing
     except BackendError as exc:
-        st.error(str(exc))
+        st.error(md_text(str(exc)))  # may quote a path, URL or a server's words
         return
     options = {"base_url": chat.base_url, "model": model, "api_key": api_key}
     ui_state.configure_backend(ui_state.BackendConfig("openai", f"openai: {model}", ui_state.options_tuple(options)))

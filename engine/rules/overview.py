@@ -1,0 +1,43 @@
+"""A pack's rules as readable rows, and their stored statistics beside values recomputed from the KG."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from engine.graph.kg import KnowledgeGraph
+from engine.knowledge.records import Rule
+from engine.rules.statistics import rule_statistics
+
+
+def rule_formula(rule: Rule) -> str:
+    """`head(X, Y) ⇐ r1(X, Z1) ∧ r2(Z1, Y)`; a backwards step `~r` swaps its arguments."""
+    variables = ["X", *(f"Z{i}" for i in range(1, len(rule.body))), "Y"]
+    atoms = []
+    for step, relation in enumerate(rule.body):
+        left, right = variables[step], variables[step + 1]
+        if relation.startswith("~"):
+            atoms.append(f"{relation[1:]}({right}, {left})")
+        else:
+            atoms.append(f"{relation}({left}, {right})")
+    return f"{rule.head}(X, Y) ⇐ {' ∧ '.join(atoms) or 'true'}"
+
+
+def rule_rows(rules: Sequence[Rule]) -> list[dict[str, Any]]:
+    return [{"id": r.id, "rule": rule_formula(r), "text": r.describe(), "support": r.support,
+             "confidence": r.confidence} for r in rules]
+
+
+def statistics_rows(kg: KnowledgeGraph, rules: Sequence[Rule]) -> list[dict[str, Any]]:
+    """Stored support/confidence next to what the pack's triples give today; `matches` flags drift."""
+    rows = []
+    for rule in rules:
+        stats = rule_statistics(kg, rule.head, rule.body)
+        rows.append({
+            "id": rule.id, "rule": rule_formula(rule), "body pairs": stats.body_pairs,
+            "stored support": rule.support, "support": stats.support,
+            "stored confidence": rule.confidence, "confidence": stats.confidence,
+            # Confidence is stored rounded (docs/packs.md): compare at that precision.
+            "matches": stats.support == rule.support and abs(stats.confidence - rule.confidence) < 0.0015,
+        })
+    return rows

@@ -1,0 +1,145 @@
+"""The Knowledge page in-process (AppTest): counts, search, the graph, rules, building a pack, the index."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from paths import MINI_PACK, TESTS
+
+APP = str(TESTS.parent / "app.py")
+PAGE = "pages/knowledge.py"
+
+
+@pytest.fixture()
+def knowledge(ragscope_home) -> AppTest:
+    packs = ragscope_home / "packs"
+    if not (packs / "mini").exists():
+        shutil.copytree(MINI_PACK, packs / "mini")
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["pack"] = "mini"
+    at.run()
+    return at.switch_page(PAGE).run()
+
+
+def _open_tab(at: AppTest, tab: str) -> AppTest:
+    at.session_state["knowledge.tab"] = tab  # lazy tabs keep the open one in session state
+    return at.run()
+
+
+def _plain(markdown: str) -> str:
+    """Page text with md_text's backslash escapes removed, to compare with what a user reads."""
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
+def test_the_overview_counts_every_part_of_each_pack(knowledge, mini_pack):
+    from engine.knowledge.summary import summarize_pack
+
+    assert not knowledge.exception
+    rows = knowledge.dataframe[0].value.to_dict("records")
+    mini = next(r for r in rows if r["pack"] == "mini")
+    expected = summarize_pack(mini_pack)
+    assert (mini["documents"], mini["chunks"], mini["triples"], mini["rules"], mini["questions"], mini["pages"]) == (
+        expected.documents, expected.chunks, expected.triples, expected.rules, expected.questions, expected.pages)
+    assert "factoid" in mini["question types"]
+    assert any(r["pack"] == "demo" for r in rows)
+    assert knowledge.subheader[0].value == "Mini test pack"
+    assert any("CC0" in c.value for c in knowledge.caption)
+
+
+def test_searching_the_documents_finds_the_one_that_answers(knowledge):
+    at = _open_tab(knowledge, "Documents")
+    at.text_input(key="knowledge.query").input("When was Grace Hopper born?")
+    at.button[0].click()  # the form's Search button
+    at = at.run()
+    assert not at.exception
+    results = [m.value for m in at.markdown if m.value.startswith("**1.")]
+    assert results and "Grace Hopper" in results[0]
+
+
+def test_open_shows_the_whole_document_escaped(knowledge, mini_pack):
+    at = _open_tab(knowledge, "Documents")
+    at.selectbox(key="knowledge.doc").set_value("m01")
+    at = at.run()
+    doc = mini_pack.documents_by_id["m01"]
+    assert any(m.value == "#### Ada Lovelace" for m in at.markdown)
+    assert any(m.value.startswith("Ada Lovelace was an English mathematician") for m in at.markdown)
+    assert doc.text.split()[0] == "Ada"
+
+
+def test_an_entity_shows_its_facts_as_a_table(knowledge):
+    at = _open_tab(knowledge, "Graph")
+    at.selectbox(key="knowledge.entity").set_value("Ada Lovelace")
+    at = at.run()
+    assert not at.exception
+    facts = at.dataframe[-1].value.to_dict("records")
+    assert {"head": "Ada Lovelace", "relation": "born_in", "tail": "London", "time": "1815"} in facts
+    assert all("Ada Lovelace" in (f["head"], f["tail"]) for f in facts)
+
+
+def test_the_rules_table_reads_as_logic_and_recomputes_to_the_stored_values(knowledge):
+    at = _open_tab(knowledge, "Rules")
+    rows = at.dataframe[0].value.to_dict("records")
+    assert rows[0]["id"] == "r1"
+    assert rows[0]["rule"] == "citizen_of(X, Y) ⇐ born_in(X, Z1) ∧ located_in(Z1, Y)"
+    at.button(key="knowledge.recompute").click()
+    at = at.run()
+    assert not at.exception
+    assert any("The rule matches its stored" in s.value for s in at.success)
+    stats = at.dataframe[-1].value.to_dict("records")
+    assert stats[0]["support"] == stats[0]["stored support"] == 3
+
+
+def _build(at: AppTest, name: str, *files: tuple[str, bytes, str]) -> AppTest:
+    at = _open_tab(at, "Build a pack")
+    at.text_input(key="knowledge.build_name").input(name)
+    at.file_uploader(key="knowledge.uploads").set_value(list(files))
+    at.button[0].click()  # the form's Build button
+    return at.run()
+
+
+def test_building_a_pack_from_an_uploaded_markdown_file_writes_a_loadable_pack(knowledge, ragscope_home):
+    from engine.knowledge.loader import load_pack
+
+    text = b"# Hedy Lamarr\n\nHedy Lamarr co-invented frequency hopping in 1941.\n"
+    at = _build(knowledge, "uploaded-notes", ("hedy.md", text, "text/markdown"))
+    assert not at.exception
+    assert not at.error
+    assert any("uploaded-notes" in _plain(s.value) and "1 document," in s.value for s in at.success)
+    pack = load_pack(ragscope_home / "packs" / "uploaded-notes")
+    assert [d.title for d in pack.documents] == ["Hedy Lamarr"]
+
+
+def test_a_bad_upload_lists_every_problem_and_writes_nothing(knowledge, ragscope_home):
+    bad = b'{"id": "a", "title": "A"}\nnot json\n'
+    at = _build(knowledge, "bad-upload", ("records.jsonl", bad, "application/json"))
+    assert not at.exception
+    message = _plain(at.error[0].value)
+    assert "Nothing was written" in message
+    assert "records.jsonl:1:" in message and "records.jsonl:2:" in message
+    assert "ragscope-upload-" not in message  # the temp copy's path is not the user's business
+    assert not (ragscope_home / "packs" / "bad-upload").exists()
+
+
+def test_an_existing_pack_name_is_refused(knowledge, ragscope_home):
+    before = sorted(p.name for p in (ragscope_home / "packs").iterdir())
+    at = _build(knowledge, "mini", ("x.md", b"# X\n\nSome text.\n", "text/markdown"))
+    assert "already exists" in at.error[0].value
+    assert sorted(p.name for p in (ragscope_home / "packs").iterdir()) == before
+
+
+def test_the_index_tab_compares_pack_and_index_and_syncs(knowledge, mini_pack):
+    from engine.knowledge.chunking import chunk_documents
+
+    at = _open_tab(knowledge, "Index")
+    assert not at.exception
+    chunks = len(chunk_documents(mini_pack.documents))
+    assert at.metric[0].value == str(chunks)
+    at.button(key="knowledge.sync").click()
+    at = at.run()
+    assert not at.exception
+    assert at.metric[1].value == str(chunks)
+    assert any("in sync" in s.value or "as many chunks" in s.value for s in at.success)

@@ -1,0 +1,134 @@
+"""The Models page in-process (AppTest): backend states, loading the tiny model, a test prompt, servers."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterator
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from fake_chat_server import Reply, closed_port, serving
+from paths import MINI_PACK, TESTS
+
+APP = str(TESTS.parent / "app.py")
+PAGE = "pages/models.py"
+MODEL_LIST = {"object": "list", "data": [{"id": "tiny-chat", "object": "model"}, {"id": "other", "object": "model"}]}
+
+
+@pytest.fixture()
+def models(ragscope_home, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppTest]:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)  # loopback traffic must never go through a proxy
+    packs = ragscope_home / "packs"
+    if not (packs / "mini").exists():
+        shutil.copytree(MINI_PACK, packs / "mini")
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.query_params["pack"] = "mini"
+    at.run()
+    yield at.switch_page(PAGE).run()
+    from engine.llm.hf import unload_hf_model
+
+    unload_hf_model()  # one model per process: never leave it to the next test
+
+
+def _plain(markdown: str) -> str:
+    """Page text with md_text's backslash escapes removed, to compare with what a user reads."""
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
+def _configs(at: AppTest) -> dict:
+    return at.session_state["app.backend_configs"] if "app.backend_configs" in at.session_state else {}
+
+
+def test_the_page_shows_every_backend_and_its_state(models):
+    assert not models.exception
+    badges = " ".join(m.value for m in models.markdown)
+    assert "**offline**" in badges
+    assert any("Load a model below" in c.value for c in models.caption)
+    assert any("Set a server up below" in c.value for c in models.caption)
+
+
+def test_loading_the_tiny_model_on_cpu_offers_it_and_answers_a_prompt(models, tiny_llama):
+    at = models
+    at.text_input(key="models.hf_path").input(str(tiny_llama))
+    at.selectbox(key="models.quantization").set_value("none")
+    at.selectbox(key="models.device").set_value("cpu")
+    at.button[0].click()  # the form's Load button
+    at = at.run()
+    assert not at.exception
+    assert not at.error
+    assert any("Loaded" in s.value for s in at.success)
+    config = _configs(at)["hf"]
+    assert config.label.startswith("hf: ") and "(none)" in config.label
+    assert dict(config.options)["model"] == str(tiny_llama)
+    assert dict(config.options)["device"] == "cpu"
+
+    at.text_area(key="models.prompt").input("Where was Marie Curie born?")
+    at.slider(key="models.max_new_tokens").set_value(5)
+    next(b for b in at.button if b.label == "Generate").click()
+    at = at.run()
+    assert not at.exception and not at.error
+    metrics = {m.label: m.value for m in at.metric}
+    assert int(metrics["Tokens in"]) > 0 and 1 <= int(metrics["Tokens out"]) <= 5
+    assert metrics["Latency"].endswith(" ms")
+
+    at.button(key="models.unload").click()
+    at = at.run()
+    assert "hf" not in _configs(at)
+    assert any("unloaded" in s.value for s in at.success)
+
+
+def test_a_missing_model_folder_is_a_clear_error_and_the_page_stays_up(models, tmp_path):
+    at = models
+    at.text_input(key="models.hf_path").input(str(tmp_path / "no-such-model"))
+    at.button[0].click()
+    at = at.run()
+    assert not at.exception
+    assert "not found" in _plain(at.error[0].value)
+    assert "hf" not in _configs(at)
+
+
+def _server_form(at: AppTest, url: str, model: str, button: str) -> AppTest:
+    at.text_input(key="models.base_url").input(url)
+    at.text_input(key="models.server_model").input(model)
+    next(b for b in at.button if b.label == button).click()
+    return at.run()
+
+
+def test_checking_a_closed_port_shows_why_it_failed(models):
+    at = _server_form(models, closed_port(), "tiny-chat", "Check connection")
+    assert not at.exception
+    assert "cannot reach" in at.error[0].value and "connection refused" in at.error[0].value
+
+
+def test_checking_a_live_server_lists_its_models_and_it_can_be_used(models):
+    with serving(Reply(body=MODEL_LIST)) as server:
+        at = _server_form(models, server.url, "tiny-chat", "Check connection")
+        assert not at.exception and not at.error
+        assert any("offers 2 model(s)" in s.value for s in at.success)
+        assert at.dataframe[0].value["model id"].tolist() == ["tiny-chat", "other"]
+        at = _server_form(at, server.url, "tiny-chat", "Use this server")
+    assert not at.exception
+    config = _configs(at)["openai"]
+    assert config.label == "openai: tiny-chat"
+    assert dict(config.options)["base_url"] == server.url + "/v1"
+
+
+def test_a_model_the_server_does_not_offer_gets_a_warning(models):
+    with serving(Reply(body=MODEL_LIST)) as server:
+        at = _server_form(models, server.url, "llama-9000", "Check connection")
+    assert any("not among them" in _plain(w.value) for w in at.warning)
+
+
+def test_without_cuda_the_gpu_check_says_what_still_works(models):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA GPU")
+    at = models
+    at.toggle(key="models.gpu").set_value(True)
+    at = at.run()
+    assert not at.exception
+    assert any("No CUDA GPU" in i.value and "offline" in i.value for i in at.info)
