@@ -30,6 +30,10 @@ def _label(method: str) -> str:
     return METHODS[method].label if method in METHODS else method
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def _start(selection: ui_state.Selection, methods: list[str], questions: list[Question]) -> None:
     # Question-major order: a run stopped half-way has every method on the same questions.
     plan = tuple((q, m) for q in questions for m in methods)
@@ -72,8 +76,11 @@ def _bar_chart(rows: list[dict], metric: str) -> go.Figure:
     figure = go.Figure()
     for method in dict.fromkeys(r["method"] for r in rows):
         values = {r["scope"]: r.get(metric) for r in rows if r["method"] == method}
-        figure.add_bar(name=_label(method), x=scopes, y=[values.get(s) for s in scopes])
-    figure.update_layout(barmode="group", height=340, yaxis={"range": [0, 1], "title": {"text": CHARTS[metric]}},
+        heights = [values.get(s) for s in scopes]
+        # Labels make a 0 visible (no bar) and tell it apart from "no data" (None: no label either).
+        figure.add_bar(name=_label(method), x=scopes, y=heights, textposition="outside",
+                       text=["" if h is None else f"{h:.2f}" for h in heights])
+    figure.update_layout(barmode="group", height=340, yaxis={"range": [0, 1.12], "title": {"text": CHARTS[metric]}},
                          margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend={"orientation": "h", "y": 1.12})
     return figure
 
@@ -151,7 +158,8 @@ else:
                                    value=len(pack.questions), key="evaluate.limit", disabled=running,
                                    help="Taken in turn from each chosen type, so a short run covers every type.")
     chosen = pick_questions(pack.questions, types, int(limit))
-    st.caption(f"{len(chosen)} questions × {len(methods)} methods = {len(chosen) * len(methods)} runs")
+    st.caption(f"{_count(len(chosen), 'question')} × {_count(len(methods), 'method')} = "
+               f"{_count(len(chosen) * len(methods), 'run')}")
     run_col, stop_col, _ = st.columns([1, 1, 6])
     run_col.button("Run", type="primary", key="evaluate.run", width="stretch", disabled=running or not chosen
                    or not methods, on_click=_start, args=(ui_state.selection(), methods, chosen))

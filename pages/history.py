@@ -16,7 +16,7 @@ store = ui_state.run_store()
 
 
 def _row(run: RunSummary) -> dict[str, object]:
-    return {"time": run.started.replace("T", " ")[:19], "pack": run.pack, "method": run.method,
+    return {"time (UTC)": run.started.replace("T", " ")[:19], "pack": run.pack, "method": run.method,
             "backend": run.backend, "question": run.question, "answer": run.answer, "latency ms": run.latency_ms}
 
 
@@ -43,9 +43,10 @@ def _delete(run_id: str) -> None:
 
 
 def _notice() -> None:
+    slot = st.container()  # always there, so the elements below keep their places when a notice comes and goes
     notice = ui_state.pop_notice(PAGE)
     if notice is not None:
-        (st.success if notice.level == "success" else st.error)(md_text(notice.text))
+        (slot.success if notice.level == "success" else slot.error)(md_text(notice.text))
 
 
 def _open(run_id: str) -> None:
@@ -60,22 +61,23 @@ def _open(run_id: str) -> None:
 def _confirm_delete(run: RunSummary) -> None:
     with st.container(border=True):
         st.warning(md_text(f"Delete the {run.method} run of “{run.question[:120]}” ({run.id})? This cannot be undone."))
-        yes, no, _ = st.columns([1, 1, 6])
-        yes.button("Delete for good", key="history.confirm_delete", type="primary", on_click=_delete,
-                   args=(run.id,), icon=":material/delete_forever:")
-        no.button("Cancel", key="history.cancel_delete", on_click=ui_state.set_pending_delete, args=(None,))
+        with st.container(horizontal=True):
+            st.button("Delete for good", key="history.confirm_delete", type="primary", on_click=_delete,
+                      args=(run.id,), icon=":material/delete_forever:")
+            st.button("Cancel", key="history.cancel_delete", on_click=ui_state.set_pending_delete, args=(None,))
 
 
 def _selected_actions(run: RunSummary) -> None:
     st.markdown(md_text(f"Selected: {run.method} · {run.pack} · {run.question[:160]}"))
-    open_col, delete_col, export_col, _ = st.columns([1, 1, 1.4, 4])
-    if open_col.button("Open", key="history.open", type="primary", icon=":material/explore:", width="stretch"):
+    with st.container(horizontal=True):
+        opened = st.button("Open", key="history.open", type="primary", icon=":material/explore:")
+        st.button("Delete", key="history.delete", icon=":material/delete:", on_click=ui_state.set_pending_delete,
+                  args=(run.id,))
+        st.download_button("Export selected", lambda: store.export([run.id]), file_name=f"run-{run.id}.json",
+                           mime="application/json", key="history.export_selected", on_click="ignore",
+                           icon=":material/download:")
+    if opened:
         _open(run.id)
-    delete_col.button("Delete", key="history.delete", icon=":material/delete:", width="stretch",
-                      on_click=ui_state.set_pending_delete, args=(run.id,))
-    export_col.download_button("Export selected", lambda: store.export([run.id]), file_name=f"run-{run.id}.json",
-                               mime="application/json", key="history.export_selected", on_click="ignore",
-                               icon=":material/download:", width="stretch")
     if ui_state.pending_delete() == run.id:
         _confirm_delete(run)
 
@@ -91,20 +93,17 @@ def _table(runs: list[RunSummary]) -> RunSummary | None:
 
 
 def _import_section() -> None:
-    with st.expander("Import runs", icon=":material/upload:"):
+    # Keyed: a notice appearing or the table emptying above must not fold it shut mid-import.
+    with st.expander("Import runs", icon=":material/upload:", key="history.import_box"):
         uploaded = st.file_uploader("A ragscope runs export (JSON)", type=["json"], key="history.import_file")
         st.button("Import", key="history.import", on_click=_import, args=(uploaded,), disabled=uploaded is None)
 
 
-st.header("History")
-st.caption("Every run from Explore and Compare is saved here. Select a row to open it again, delete it or "
-           "export it; import an export from another machine.")
-_notice()
-runs = store.list(limit=LISTED)
-if not runs:
-    st.info("No saved runs yet. Ask a question on **Explore** or run several methods on **Compare** — every "
-            "run is saved here.")
-else:
+def _listing(runs: list[RunSummary]) -> None:
+    if not runs:
+        st.info("No saved runs yet. Ask a question on **Explore** or run several methods on **Compare** — every "
+                "run is saved here.")
+        return
     chosen = _table(runs)
     if chosen is None:
         st.caption("Select a row to open, delete or export that run.")
@@ -115,4 +114,12 @@ else:
     st.download_button("Export all runs", lambda: store.export([r.id for r in store.list(limit=10**9)]),
                        file_name="ragscope-runs.json", mime="application/json", key="history.export_all",
                        on_click="ignore", icon=":material/download:")
+
+
+st.header("History")
+st.caption("Every run from Explore and Compare is saved here. Select a row to open it again, delete it or "
+           "export it; import an export from another machine.")
+_notice()
+with st.container():  # one block whatever it holds, so the import section below never changes place
+    _listing(store.list(limit=LISTED))
 _import_section()

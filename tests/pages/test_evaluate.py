@@ -1,0 +1,106 @@
+"""The Evaluate page in-process (AppTest): methods × the mini pack's questions, metrics, rows and downloads."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import ui_state
+from engine.methods.base import method_ids
+from paths import MINI_PACK, TESTS
+
+APP = str(TESTS.parent / "app.py")
+MINI_QUESTIONS = 6
+
+
+@pytest.fixture()
+def evaluate(ragscope_home) -> AppTest:
+    packs = ragscope_home / "packs"
+    if not (packs / "mini").exists():
+        shutil.copytree(MINI_PACK, packs / "mini")
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params["pack"] = "mini"
+    at.run()
+    return at.switch_page("pages/evaluate.py").run()
+
+
+@pytest.fixture()
+def evaluated(evaluate) -> AppTest:
+    at = evaluate.button(key="evaluate.run").click().run()
+    assert not at.exception
+    return at
+
+
+def _table(at: AppTest, column: str):
+    """The dataframe that has `column` (a table without row selection carries no key in AppTest)."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def test_the_page_offers_every_method_type_and_question(evaluate):
+    assert not evaluate.exception
+    assert evaluate.multiselect(key="evaluate.methods").value == list(method_ids())
+    assert set(evaluate.multiselect(key="evaluate.types").value) == {
+        "factoid", "comparison", "multi_hop", "numeric", "false_premise"}
+    assert evaluate.number_input(key="evaluate.limit").value == MINI_QUESTIONS
+    assert any("press **Run**" in i.value for i in evaluate.info)
+
+
+def test_running_shows_the_metrics_table_with_all_six_questions(evaluated):
+    metrics = _table(evaluated, "scope")
+    overall = metrics[metrics["scope"] == "overall"]
+    assert sorted(overall["method"]) == sorted(method_ids())
+    assert set(overall["n"]) == {MINI_QUESTIONS}
+    assert {"em", "f1", "acc", "recall@5", "recall@all", "crag_score", "latency_ms_median"} <= set(metrics.columns)
+    factoid = metrics[(metrics["scope"] == "factoid") & (metrics["method"] == "vanilla")]
+    assert list(factoid["n"]) == [2]
+    assert len(evaluated.get("plotly_chart")) == 3  # acc, F1 and recall@5
+
+
+def test_running_shows_one_row_per_method_and_question_and_offers_downloads(evaluated):
+    rows = _table(evaluated, "question_id")
+    assert len(rows) == MINI_QUESTIONS * len(method_ids())
+    assert set(rows["question_id"]) == {f"mq{i}" for i in range(1, 7)}
+    keys = {b.key for b in evaluated.download_button}
+    assert keys == {"evaluate.download_metrics", "evaluate.download_csv"}
+    assert evaluated.button(key="evaluate.stop").disabled  # the run is over
+    assert not evaluated.button(key="evaluate.run").disabled
+
+
+def test_filters_choose_the_questions_that_are_asked(evaluate):
+    evaluate.multiselect(key="evaluate.types").set_value(["factoid"])
+    evaluate.number_input(key="evaluate.limit").set_value(1)
+    at = evaluate.run()
+    assert any(c.value.startswith("1 question × ") for c in at.caption)
+    at = at.button(key="evaluate.run").click().run()
+    rows = _table(at, "question_id")
+    assert set(rows["question_id"]) == {"mq1"} and set(rows["type"]) == {"factoid"}
+
+
+def test_a_stopped_run_keeps_and_shows_the_results_so_far(evaluated):
+    job = evaluated.session_state[ui_state._EVALUATION]
+    evaluated.session_state[ui_state._EVALUATION] = ui_state.EvaluationJob(
+        selection=job.selection, plan=job.plan, results=job.results[:3], traces=job.traces[:3], stopped=True)
+    at = evaluated.run()
+    assert any(f"Stopped after 3 of {job.total}" in w.value for w in at.warning)
+    assert len(_table(at, "question_id")) == 3
+    assert evaluated.session_state[ui_state._EVALUATION].done == 3  # not resumed
+
+
+def test_an_interrupted_run_goes_on_from_where_it_was(evaluated):
+    job = evaluated.session_state[ui_state._EVALUATION]
+    evaluated.session_state[ui_state._EVALUATION] = ui_state.EvaluationJob(
+        selection=job.selection, plan=job.plan, results=job.results[:2], traces=job.traces[:2])
+    at = evaluated.run()
+    assert not at.exception
+    resumed = at.session_state[ui_state._EVALUATION]
+    assert resumed.done == job.total and resumed.traces[:2] == job.traces[:2]
+
+
+def test_selecting_a_row_opens_that_questions_trace_in_explore(evaluated):
+    job = evaluated.session_state[ui_state._EVALUATION]
+    evaluated.session_state["evaluate.questions"] = {"selection": {"rows": [4], "columns": []}}
+    at = evaluated.run()
+    opened = at.session_state[ui_state._TRACE]
+    assert opened.id == job.traces[4].id and opened.question_id == job.results[4].question_id
