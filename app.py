@@ -28,17 +28,17 @@ with st.sidebar:
 
 page = st.navigation({
     "Ask": [
-        st.Page("pages/explore.py", title="Explore", icon=":material/explore:", default=True),
-        st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
-        st.Page("pages/demo.py", title="Demo tour", icon=":material/slideshow:"),
+        st.Page("views/explore.py", title="Explore", icon=":material/explore:", default=True),
+        st.Page("views/compare.py", title="Compare", icon=":material/compare_arrows:"),
+        st.Page("views/demo.py", title="Demo tour", icon=":material/slideshow:"),
     ],
     "Measure": [
-        st.Page("pages/evaluate.py", title="Evaluate", icon=":material/leaderboard:"),
-        st.Page("pages/history.py", title="History", icon=":material/history:"),
+        st.Page("views/evaluate.py", title="Evaluate", icon=":material/leaderboard:"),
+        st.Page("views/history.py", title="History", icon=":material/history:"),
     ],
     "Set up": [
-        st.Page("pages/knowledge.py", title="Knowledge", icon=":material/library_books:"),
-        st.Page("pages/models.py", title="Models", icon=":material/memory:"),
+        st.Page("views/knowledge.py", title="Knowledge", icon=":material/library_books:"),
+        st.Page("views/models.py", title="Models", icon=":material/memory:"),
     ],
 })
 page.run()

@@ -24,7 +24,7 @@ from engine.settings import DEMO_PACK, Settings
 from engine.trace import Trace
 
 PACK_ROOTS = (DEMO_PACK.parent,)
-EXPLORE_PAGE = "pages/explore.py"
+EXPLORE_PAGE = "views/explore.py"
 _SELECTION = "app.selection"
 _BACKENDS = "app.backend_configs"
 _TRACE = "explore.trace"

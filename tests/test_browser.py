@@ -110,6 +110,18 @@ def _ask(page, url: str, question: str, method_label: str | None = None, pack: s
     expect(page.get_by_role("heading", name="Answer")).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
 
 
+def test_a_deep_link_to_a_page_works_on_a_fresh_server(app, browser):
+    """Runs first on the module's fresh server: a shared link must not bypass app.py."""
+    from playwright.sync_api import expect
+
+    url, _ = app
+    page = browser.new_page()
+    page.goto(f"{url}/compare?pack=demo")
+    expect(page.get_by_role("heading", name="Compare methods")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("KeyError")).to_have_count(0)
+    page.close()
+
+
 @pytest.mark.parametrize("method", method_ids())
 def test_every_method_answers_a_demo_question_and_its_rounds_can_be_stepped(app, browser, method):
     from playwright.sync_api import expect

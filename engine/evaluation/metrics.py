@@ -8,7 +8,6 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.knowledge.records import INVALID_QUESTION
 from engine.tools.base import IDK
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -57,9 +56,8 @@ def score_answer(answer: str, golds: Sequence[str], qtype: str, refused: bool = 
         em = exact_match(answer, golds)
         f1 = max((token_f1(answer, g) for g in golds), default=0.0)
         acc = float(any(contains(answer, g) for g in golds))
+    # CRAG: "I don't know" is missing, also on a false premise, whose correct answer is "invalid question"
     missing = refused or normalize(answer) in ("", normalize(IDK))
-    if any(normalize(g) == INVALID_QUESTION for g in golds):
-        missing = False  # refusing a false premise is the right answer, not a missing one
     outcome = "correct" if acc == 1.0 else "missing" if missing else "hallucinated"
     return AnswerScores(em=em, f1=f1, acc=acc, outcome=outcome)
 

@@ -37,3 +37,10 @@ def test_recall_needs_every_supporting_doc_within_k_distinct_docs():
     assert recall_at(evidence, ["a", "d"], 3) == 0.0
     assert recall_at(evidence, ["a", "d"], None) == 1.0
     assert recall_at(evidence, [], 5) is None
+
+
+def test_false_premise_is_correct_only_when_called_invalid_and_missing_when_refused():
+    gold = ["invalid question"]
+    assert score_answer("invalid question", gold, "false_premise").outcome == "correct"
+    assert score_answer("I don't know", gold, "false_premise", refused=True).outcome == "missing"
+    assert score_answer("1922", gold, "false_premise").outcome == "hallucinated"

@@ -17,7 +17,7 @@ def test_the_tour_asks_one_question_per_method_and_explains_the_steps(ragscope_h
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.query_params["pack"] = "mini"
     at.run()
-    at.switch_page("pages/demo.py").run()
+    at.switch_page("views/demo.py").run()
     at.session_state["demo.view.vanilla.round.playing"] = False  # no auto-advance sleeps in a test
     at.button(key="demo.start").click().run()
     assert not at.exception

@@ -21,7 +21,7 @@ def _app() -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["pack"] = "mini"
     at.run()
-    return at.switch_page("pages/history.py").run()
+    return at.switch_page("views/history.py").run()
 
 
 @pytest.fixture()

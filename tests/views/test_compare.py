@@ -23,7 +23,7 @@ def compare(ragscope_home) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["pack"] = "mini"
     at.run()
-    return at.switch_page("pages/compare.py").run()
+    return at.switch_page("views/compare.py").run()
 
 
 def _run(at: AppTest, question: str) -> AppTest:

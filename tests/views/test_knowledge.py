@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from paths import MINI_PACK, TESTS
 
 APP = str(TESTS.parent / "app.py")
-PAGE = "pages/knowledge.py"
+PAGE = "views/knowledge.py"
 
 
 @pytest.fixture()

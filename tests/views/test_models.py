@@ -13,7 +13,7 @@ from fake_chat_server import Reply, closed_port, serving
 from paths import MINI_PACK, TESTS
 
 APP = str(TESTS.parent / "app.py")
-PAGE = "pages/models.py"
+PAGE = "views/models.py"
 MODEL_LIST = {"object": "list", "data": [{"id": "tiny-chat", "object": "model"}, {"id": "other", "object": "model"}]}
 
 

@@ -23,7 +23,7 @@ def evaluate(ragscope_home) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=300)
     at.query_params["pack"] = "mini"
     at.run()
-    return at.switch_page("pages/evaluate.py").run()
+    return at.switch_page("views/evaluate.py").run()
 
 
 @pytest.fixture()
