@@ -177,3 +177,27 @@ def test_two_browser_sessions_asking_at_once_both_finish(app, browser):
     for page in pages:
         expect(page.get_by_role("heading", name="Answer")).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
         page.close()
+
+
+def test_heatmaps_render_when_a_local_model_reads_the_evidence(app, browser, tiny_llama):
+    """Load the tiny Llama on the Models page, pick it in the sidebar, ask: attention heatmaps draw."""
+    from playwright.sync_api import expect
+
+    url, _ = app
+    page = browser.new_page()
+    page.goto(f"{url}/?pack=demo")
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_role("link", name="Models").click()
+    page.get_by_role("textbox", name="Model folder or cached hub id").fill(str(tiny_llama))
+    page.get_by_role("button", name="Load", exact=True).click()
+    expect(page.get_by_text("Loaded", exact=False).first).to_be_visible(timeout=60_000)
+    sidebar.get_by_role("combobox", name="Model").click()
+    page.get_by_role("option", name="hf:", exact=False).click()
+    sidebar.get_by_role("link", name="Explore").click()
+    page.get_by_label("Question", exact=True).fill("Where was Marie Curie born?")
+    page.get_by_role("button", name="Run", exact=True).click()
+    expect(page.get_by_role("heading", name="Answer")).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
+    expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30_000)
+    assert page.locator(".js-plotly-plot").count() >= 2  # layer × segment and token × segment
+    page.screenshot(path=str(ARTIFACTS / "explore_vanilla_hf_attention.png"), full_page=True)
+    page.close()
