@@ -63,3 +63,29 @@ def tiny_llama(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tiny_model import build_tiny_llama
 
     return build_tiny_llama(tmp_path_factory.mktemp("tiny_llama"))
+
+
+@pytest.fixture()
+def open_app(ragscope_home):
+    """`open_app(page=None, timeout=120)`: an AppTest of app.py on the mini pack, on `page` if given.
+
+    The pack is chosen with ?pack=mini because AppTest does not rerun the entry script's sidebar
+    after the first run when st.navigation is used.
+    """
+    import shutil
+
+    from streamlit.testing.v1 import AppTest
+
+    from paths import ROOT
+
+    packs = ragscope_home / "packs"
+    if not (packs / "mini").exists():
+        shutil.copytree(MINI_PACK, packs / "mini")
+
+    def open_page(page: str | None = None, timeout: int = 120) -> AppTest:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
+        at.query_params["pack"] = "mini"
+        at.run()
+        return at.switch_page(page).run() if page else at
+
+    return open_page

@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import shutil
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from paths import MINI_PACK, TESTS
 
-APP = str(TESTS.parent / "app.py")
 
 
 @pytest.fixture()
-def app(ragscope_home) -> AppTest:
-    packs = ragscope_home / "packs"
-    if not (packs / "mini").exists():
-        shutil.copytree(MINI_PACK, packs / "mini")
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params["pack"] = "mini"  # the sidebar honours ?pack= links
-    return at.run()
+def app(open_app) -> AppTest:
+    return open_app()
 
 
 def _ask(at: AppTest, question: str) -> AppTest:

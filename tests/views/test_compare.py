@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -10,20 +9,12 @@ from streamlit.testing.v1 import AppTest
 import ui_state
 from engine.methods.base import method_ids
 from engine.runs import RunStore
-from paths import MINI_PACK, TESTS
 
-APP = str(TESTS.parent / "app.py")
 
 
 @pytest.fixture()
-def compare(ragscope_home) -> AppTest:
-    packs = ragscope_home / "packs"
-    if not (packs / "mini").exists():
-        shutil.copytree(MINI_PACK, packs / "mini")
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params["pack"] = "mini"
-    at.run()
-    return at.switch_page("views/compare.py").run()
+def compare(open_app) -> AppTest:
+    return open_app("views/compare.py")
 
 
 def _run(at: AppTest, question: str) -> AppTest:

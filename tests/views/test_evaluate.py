@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
-import shutil
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import ui_state
 from engine.methods.base import method_ids
-from paths import MINI_PACK, TESTS
 
-APP = str(TESTS.parent / "app.py")
 MINI_QUESTIONS = 6
 
 
 @pytest.fixture()
-def evaluate(ragscope_home) -> AppTest:
-    packs = ragscope_home / "packs"
-    if not (packs / "mini").exists():
-        shutil.copytree(MINI_PACK, packs / "mini")
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.query_params["pack"] = "mini"
-    at.run()
-    return at.switch_page("views/evaluate.py").run()
+def evaluate(open_app) -> AppTest:
+    return open_app("views/evaluate.py", timeout=300)
 
 
 @pytest.fixture()

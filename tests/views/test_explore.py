@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.trace import AnswerStep, DecisionStep, Edge, GraphDeltaStep, Hit, Node, RetrievalStep, Trace
-from paths import MINI_PACK, ROOT
 
 
 def three_round_trace() -> Trace:
@@ -25,13 +23,8 @@ def three_round_trace() -> Trace:
 
 
 @pytest.fixture()
-def at(ragscope_home) -> AppTest:
-    packs = ragscope_home / "packs"
-    if not (packs / "mini").exists():
-        shutil.copytree(MINI_PACK, packs / "mini")
-    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    app.query_params["pack"] = "mini"
-    return app
+def at(open_app) -> AppTest:
+    return open_app()
 
 
 def test_method_parameters_are_built_from_the_params_dataclass(at):

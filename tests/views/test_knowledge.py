@@ -3,26 +3,17 @@
 from __future__ import annotations
 
 import re
-import shutil
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from paths import MINI_PACK, TESTS
 
-APP = str(TESTS.parent / "app.py")
 PAGE = "views/knowledge.py"
 
 
 @pytest.fixture()
-def knowledge(ragscope_home) -> AppTest:
-    packs = ragscope_home / "packs"
-    if not (packs / "mini").exists():
-        shutil.copytree(MINI_PACK, packs / "mini")
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params["pack"] = "mini"
-    at.run()
-    return at.switch_page(PAGE).run()
+def knowledge(open_app) -> AppTest:
+    return open_app(PAGE)
 
 
 def _open_tab(at: AppTest, tab: str) -> AppTest:

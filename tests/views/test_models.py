@@ -3,31 +3,22 @@
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Iterator
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from fake_chat_server import Reply, closed_port, serving
-from paths import MINI_PACK, TESTS
 
-APP = str(TESTS.parent / "app.py")
 PAGE = "views/models.py"
 MODEL_LIST = {"object": "list", "data": [{"id": "tiny-chat", "object": "model"}, {"id": "other", "object": "model"}]}
 
 
 @pytest.fixture()
-def models(ragscope_home, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppTest]:
+def models(open_app, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppTest]:
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(name, raising=False)  # loopback traffic must never go through a proxy
-    packs = ragscope_home / "packs"
-    if not (packs / "mini").exists():
-        shutil.copytree(MINI_PACK, packs / "mini")
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.query_params["pack"] = "mini"
-    at.run()
-    yield at.switch_page(PAGE).run()
+    yield open_app(PAGE, timeout=180)
     from engine.llm.hf import unload_hf_model
 
     unload_hf_model()  # one model per process: never leave it to the next test
