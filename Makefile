@@ -34,6 +34,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/retrieval.py
 	$(PY) bench/methods.py
+	$(PY) bench/ui.py
 
 # Debian's Chromium for the real-browser test (never `playwright install`: it downloads a browser).
 browser-deps:
