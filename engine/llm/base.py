@@ -40,7 +40,8 @@ def llm_bundle(chat: ChatModel, pack: Pack, capture_attention: bool = False) -> 
     from engine.tools.llm_reader import LlmReader
 
     return ToolBundle(backend=chat.backend, model=chat.model, classifier=LlmQuestionClassifier(chat),
-                      reader=LlmReader(chat, capture_attention=capture_attention), kg=KnowledgeGraph.from_pack(pack))
+                      reader=LlmReader(chat, capture_attention=capture_attention), kg=KnowledgeGraph.from_pack(pack),
+                      chat=chat)
 
 
 def required_option(options: dict[str, Any], name: str, backend: str, example: str) -> str:
