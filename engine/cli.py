@@ -1,4 +1,4 @@
-"""Command line: ask, eval, index, ingest, import-hotpot. Bad input prints a clear message and exits 2."""
+"""Command line: ask, eval, index, ingest, import-hotpot, mine-rules. Bad input prints a clear message and exits 2."""
 
 from __future__ import annotations
 
@@ -62,6 +62,19 @@ def _parser() -> argparse.ArgumentParser:
     hotpot.add_argument("file", type=Path)
     hotpot.add_argument("--out", type=Path, required=True)
     hotpot.set_defaults(handler=_import_hotpot)
+
+    mine = sub.add_parser("mine-rules", help="mine closed-path rules (body length 1-2) from the pack's triples")
+    mine.add_argument("--pack", type=Path, required=True, help="knowledge pack folder")
+    mine.add_argument("--min-conf", type=float, default=0.3, help="minimum standard confidence (default 0.3)")
+    mine.add_argument("--min-support", type=int, default=3, help="minimum support (default 3)")
+    mine.add_argument("--min-head-coverage", type=float, default=0.0, help="minimum head coverage (default 0)")
+    mine.add_argument("--max-rules", type=int, default=500, help="keep at most this many, best first (default 500)")
+    mine.add_argument("--temporal", action="store_true",
+                      help="thresholds on temporal support: body facts must not postdate the head fact")
+    mine.add_argument("--out", type=Path, default=None,
+                      help="rules.jsonl to write (default PACK/rules.mined.jsonl; never the pack's rules.jsonl "
+                           "unless named here)")
+    mine.set_defaults(handler=_mine_rules)
     return parser
 
 
@@ -173,4 +186,27 @@ def _import_hotpot(args: argparse.Namespace) -> int:
     pack = import_hotpot(args.file, name=args.out.name)
     write_pack(pack, args.out)
     print(f"wrote pack {args.out}: {len(pack.documents)} documents, {len(pack.questions)} questions")
+    return 0
+
+
+def _mine_rules(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from engine.knowledge.loader import load_pack
+    from engine.rules.mining import MiningConfig, mine_rules, write_mined_rules
+
+    pack = load_pack(args.pack)
+    if not pack.triples:
+        raise RagscopeError(f"pack {args.pack} has no triples.tsv; rules are mined from the KG's triples")
+    if not 0.0 <= args.min_conf <= 1.0 or args.min_support < 1 or args.max_rules < 1:
+        raise RagscopeError("--min-conf must lie in [0, 1]; --min-support and --max-rules must be at least 1")
+    config = MiningConfig(min_support=args.min_support, min_confidence=args.min_conf,
+                          min_head_coverage=args.min_head_coverage, max_rules=args.max_rules,
+                          temporal=args.temporal)
+    with tqdm(unit="body", file=sys.stderr) as bar:
+        mined = mine_rules(pack.triples, config,
+                           progress=lambda done, total: (setattr(bar, "total", total), bar.update(done - bar.n)))
+    out = args.out or args.pack / "rules.mined.jsonl"
+    write_mined_rules(mined, out)
+    print(f"wrote {len(mined)} rules to {out}")
     return 0

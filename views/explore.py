@@ -41,7 +41,9 @@ def _finish(run) -> None:
 
 
 st.header(md_text(pack.info.title or pack.info.name))
-method = st.selectbox("Method", method_ids(), key="explore.method", format_func=lambda m: METHODS[m].label)
+ids = method_ids()
+method = st.selectbox("Method", ids, index=ids.index("vanilla") if "vanilla" in ids else 0, key="explore.method",
+                      format_func=lambda m: METHODS[m].label)  # the baseline first: others are compared with it
 st.caption(f"{METHODS[method].description} — *{METHODS[method].paper}*")
 with st.expander("Parameters"):
     params = param_inputs(param_specs(METHODS[method].Params), key=f"explore.params.{method}")

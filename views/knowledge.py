@@ -14,6 +14,7 @@ from engine.graph.neighbourhood import entity_choices, fact_rows, hub_entity, ne
 from engine.knowledge.records import Pack
 from engine.knowledge.summary import unloadable_pack
 from engine.knowledge.uploads import ALLOWED_SUFFIXES, MAX_UPLOAD_BYTES, MAX_UPLOAD_MB, Upload, build_pack_from_uploads
+from engine.rules.mining import MiningConfig, mine_rules, mined_rows
 from engine.rules.overview import rule_rows, statistics_rows
 from engine.runner import Workbench
 from engine.trace import GraphDeltaStep
@@ -140,7 +141,8 @@ def draw_neighbourhood(step: GraphDeltaStep) -> None:
 def rules(path: str, pack: Pack) -> None:
     if not pack.rules:
         st.info("This pack has no rules. Add a rules.jsonl ({\"id\",\"head\",\"body\":[…],\"confidence\","
-                "\"support\"}) to use the RuleRAG method with it.")
+                "\"support\"}) to use the RuleRAG method with it, or mine them below.")
+        mining(pack)
         return
     # Numbers before the long text column, so they stay in view on a laptop screen.
     st.dataframe(rule_rows(pack.rules), hide_index=True, width="stretch", key=f"{PAGE}.rules",
@@ -155,6 +157,35 @@ def rules(path: str, pack: Pack) -> None:
     if st.button("Recompute statistics", key=f"{PAGE}.recompute",
                  help="Count support and confidence again from this pack's triples"):
         recomputed(path, pack)
+    mining(pack)
+
+
+def mining(pack: Pack) -> None:
+    with st.expander("Mine rules"):
+        if not pack.triples:
+            st.info("Rules are mined from the KG; this pack has no triples.tsv.")
+            return
+        left, mid, right, last = st.columns(4)
+        min_support = left.number_input("min support", 1, 1000, 3, key=f"{PAGE}.mine_support")
+        min_confidence = mid.slider("min confidence", 0.0, 1.0, 0.3, 0.05, key=f"{PAGE}.mine_confidence")
+        min_coverage = right.slider("min head coverage", 0.0, 1.0, 0.0, 0.01, key=f"{PAGE}.mine_coverage")
+        max_rules = last.number_input("max rules", 1, 5000, 200, key=f"{PAGE}.mine_max")
+        temporal = st.checkbox("temporal: body facts must not postdate the head fact", key=f"{PAGE}.mine_temporal",
+                               value=pack.info.temporal)
+        if not st.button("Mine", key=f"{PAGE}.mine"):
+            st.caption("Closed-path rules with bodies of one or two relations (inverse edges as ~relation).")
+            return
+        bar = st.progress(0.0, text="Walking rule bodies…")
+        config = MiningConfig(min_support=int(min_support), min_confidence=float(min_confidence),
+                              min_head_coverage=float(min_coverage), max_rules=int(max_rules), temporal=temporal)
+        mined = mine_rules(pack.triples, config, progress=lambda done, total: bar.progress(done / total))
+        bar.empty()
+        if not mined:
+            st.info("No rule passes these thresholds; lower them and mine again.")
+            return
+        st.success(f"{len(mined)} rules mined. `python -m engine mine-rules --pack …` writes them as rules.jsonl.")
+        rows = mined_rows(mined)
+        st.dataframe(rows, hide_index=True, width="stretch", key=f"{PAGE}.mined", height=table_height(len(rows)))
 
 
 def recomputed(path: str, pack: Pack) -> None:

@@ -1,0 +1,235 @@
+"""Closed-path Horn rule mining over a pack's KG (AMIE-style; RuleRAG spec §3 "Miners").
+
+A rule is `head(X, Y) ⇐ X –b1→ Z –b2→ Y` with a body of one or two relations; `~r` walks an r
+edge backwards, so inverse edges are mined too. Heads are forward relations; the trivial rule
+`r(X, Y) ⇐ r(X, Y)` is skipped. Statistics (X ≠ Y throughout, as in `statistics.rule_statistics`):
+
+- body pairs B = distinct (X, Y) joined by the body path;
+- support = |{(X, Y) ∈ B : head(X, Y)}|;
+- standard confidence = support / |B| (equals `rule_statistics` for the same rule);
+- head coverage = support / |{(X, Y) : head(X, Y), X ≠ Y}|;
+- PCA confidence = support / |{(X, Y) ∈ B : X has some head fact}| (AMIE's partial completeness).
+
+Temporal packs [decide]: the pack's own support/confidence (docs/packs.md) ignore time, and so do
+ours, so mined rules stay comparable with `rules.jsonl`. With `temporal=True` a rule additionally
+gets `temporal_support`: the head facts that have a body grounding none of whose timed facts is
+later than the head fact (TLogic's "premises precede the conclusion"); a fact without a time
+constrains nothing. Facts stated several times use the earliest body time and the latest head time
+(the most permissive grounding). Times compare as strings, which orders ISO dates and years.
+`temporal_confidence` = temporal_support / |B|; with `temporal=True` the thresholds apply to the
+temporal figures. On the demo pack (times only on awards and discoveries) only r14 changes:
+support 13 → temporal support 9 (advisors whose prize came after their student's).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.knowledge.records import Rule, Triple
+
+Progress = Callable[[int, int], None]  # (done, total) body paths examined
+# relation -> start -> end -> time ("" = untimed); one map per direction
+Adjacency = dict[str, dict[str, dict[str, str]]]
+Pair = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class MiningConfig:
+    min_support: int = 3
+    min_confidence: float = 0.3
+    min_head_coverage: float = 0.0
+    max_rules: int = 500
+    max_length: int = 2
+    temporal: bool = False
+
+
+@dataclass(frozen=True)
+class MinedRule:
+    """One mined rule and its statistics; `to_rule` gives the pack's `Rule` record."""
+
+    head: str
+    body: tuple[str, ...]
+    support: int
+    body_pairs: int
+    head_pairs: int
+    pca_body_pairs: int
+    temporal_support: int | None = None
+
+    @property
+    def confidence(self) -> float:
+        return round(self.support / self.body_pairs, 3) if self.body_pairs else 0.0
+
+    @property
+    def head_coverage(self) -> float:
+        return round(self.support / self.head_pairs, 3) if self.head_pairs else 0.0
+
+    @property
+    def pca_confidence(self) -> float:
+        return round(self.support / self.pca_body_pairs, 3) if self.pca_body_pairs else 0.0
+
+    @property
+    def temporal_confidence(self) -> float | None:
+        if self.temporal_support is None:
+            return None
+        return round(self.temporal_support / self.body_pairs, 3) if self.body_pairs else 0.0
+
+    def to_rule(self, rule_id: str, text: str = "") -> Rule:
+        return Rule(id=rule_id, head=self.head, body=self.body, confidence=self.confidence,
+                    support=self.support, text=text)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {"head": self.head, "body": list(self.body), "support": self.support,
+                "body_pairs": self.body_pairs, "head_pairs": self.head_pairs,
+                "pca_body_pairs": self.pca_body_pairs, "confidence": self.confidence,
+                "head_coverage": self.head_coverage, "pca_confidence": self.pca_confidence}
+        if self.temporal_support is not None:
+            data |= {"temporal_support": self.temporal_support, "temporal_confidence": self.temporal_confidence}
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MinedRule:
+        temporal = data.get("temporal_support")
+        return cls(head=str(data["head"]), body=tuple(str(r) for r in data["body"]),
+                   support=int(data["support"]), body_pairs=int(data["body_pairs"]),
+                   head_pairs=int(data["head_pairs"]), pca_body_pairs=int(data["pca_body_pairs"]),
+                   temporal_support=None if temporal is None else int(temporal))
+
+
+def mine_rules(triples: Sequence[Triple], config: MiningConfig = MiningConfig(),
+               progress: Progress | None = None) -> tuple[MinedRule, ...]:
+    """Every rule with a body of length ≤ `max_length` that passes the thresholds, best first."""
+    adjacency = _adjacency(triples)
+    latest = _latest_head_times(triples) if config.temporal else {}
+    heads = {rel: _pairs_of(adjacency[rel]) for rel in sorted({t.relation for t in triples})}
+    subjects = {rel: {x for x, _ in pairs} for rel, pairs in heads.items()}
+    bodies = _bodies(sorted(adjacency), config.max_length)
+    found: list[MinedRule] = []
+    for done, body in enumerate(bodies, start=1):
+        pairs = _body_pairs(adjacency, body)
+        for head, head_pairs in heads.items() if pairs else ():
+            if body == (head,):
+                continue
+            support = len(pairs & head_pairs) if len(pairs) < len(head_pairs) else len(head_pairs & pairs)
+            if support < config.min_support:
+                continue
+            rule = MinedRule(
+                head=head, body=body, support=support, body_pairs=len(pairs), head_pairs=len(head_pairs),
+                pca_body_pairs=sum(1 for x, _ in pairs if x in subjects[head]),
+                temporal_support=_temporal_support(adjacency, latest, head, body, pairs & head_pairs)
+                if config.temporal else None,
+            )
+            if _passes(rule, config):
+                found.append(rule)
+        if progress is not None:
+            progress(done, len(bodies))
+    found.sort(key=lambda r: (-r.confidence, -r.support, r.head, r.body))
+    return tuple(found[: config.max_rules])
+
+
+def mined_pack_rules(mined: Iterable[MinedRule], text: Callable[[MinedRule], str] | None = None) -> tuple[Rule, ...]:
+    """Mined rules as pack `Rule`s with ids m001, m002, … in the given order."""
+    return tuple(r.to_rule(f"m{n:03d}", text(r) if text else "") for n, r in enumerate(mined, start=1))
+
+
+def mined_rows(mined: Sequence[MinedRule]) -> list[dict[str, Any]]:
+    """Table rows for the Knowledge page: id, readable rule and every statistic."""
+    from engine.rules.text import rule_text
+
+    rows = []
+    for rule, record in zip(mined_pack_rules(mined), mined, strict=True):
+        stats = {k: v for k, v in record.to_dict().items() if k not in ("head", "body")}
+        rows.append({"id": rule.id, "rule": rule_text(rule.head, rule.body), **stats})
+    return rows
+
+
+def write_mined_rules(mined: Sequence[MinedRule], path: Path) -> None:
+    """rules.jsonl in the pack format, each line also carrying the mining statistics."""
+    from engine.rules.text import rule_sentence
+
+    lines = []
+    for rule, record in zip(mined_pack_rules(mined), mined, strict=True):
+        text = rule_sentence(rule)
+        lines.append(json.dumps({"id": rule.id, "head": rule.head, "body": list(rule.body),
+                                 "confidence": rule.confidence, "support": rule.support, "text": text,
+                                 "miner": "ragscope", **record.to_dict()}, ensure_ascii=False))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
+    tmp.replace(path)
+
+
+def _passes(rule: MinedRule, config: MiningConfig) -> bool:
+    support = rule.temporal_support if config.temporal else rule.support
+    confidence = rule.temporal_confidence if config.temporal else rule.confidence
+    return (support >= config.min_support and confidence >= config.min_confidence
+            and rule.head_coverage >= config.min_head_coverage)
+
+
+# ---- graph walking ------------------------------------------------------------------------------
+
+
+def _adjacency(triples: Sequence[Triple]) -> Adjacency:
+    """Forward and `~` maps; several copies of one edge keep the earliest time ('' if any is untimed)."""
+    adjacency: Adjacency = defaultdict(lambda: defaultdict(dict))
+    for t in triples:
+        for rel, start, end in ((t.relation, t.head, t.tail), ("~" + t.relation, t.tail, t.head)):
+            ends = adjacency[rel][start]
+            ends[end] = _earliest(ends[end], t.time) if end in ends else t.time
+    return adjacency
+
+
+def _earliest(a: str, b: str) -> str:
+    return "" if not a or not b else min(a, b)
+
+
+def _pairs_of(edges: dict[str, dict[str, str]]) -> set[Pair]:
+    return {(x, y) for x, ends in edges.items() for y in ends if x != y}
+
+
+def _bodies(relations: Sequence[str], max_length: int) -> list[tuple[str, ...]]:
+    bodies: list[tuple[str, ...]] = [(r,) for r in relations]
+    if max_length >= 2:
+        bodies += [(a, b) for a in relations for b in relations]
+    return bodies
+
+
+def _body_pairs(adjacency: Adjacency, body: tuple[str, ...]) -> set[Pair]:
+    first = adjacency[body[0]]
+    if len(body) == 1:
+        return _pairs_of(first)
+    second = adjacency[body[1]]
+    return {(x, y) for x, mids in first.items() for z in mids for y in second.get(z, ()) if x != y}
+
+
+def _latest_head_times(triples: Sequence[Triple]) -> dict[tuple[str, str, str], str]:
+    """(relation, head, tail) -> latest time, '' when any copy is untimed: the most permissive head."""
+    latest: dict[tuple[str, str, str], str] = {}
+    for t in triples:
+        key = (t.relation, t.head, t.tail)
+        latest[key] = ("" if not t.time or not latest[key] else max(latest[key], t.time)) if key in latest else t.time
+    return latest
+
+
+def _temporal_support(adjacency: Adjacency, latest: dict[tuple[str, str, str], str], head: str,
+                      body: tuple[str, ...], supported: set[Pair]) -> int:
+    return sum(1 for x, y in supported if _grounded_in_time(adjacency, body, x, y, latest[(head, x, y)]))
+
+
+def _grounded_in_time(adjacency: Adjacency, body: tuple[str, ...], x: str, y: str, limit: str) -> bool:
+    if not limit:
+        return True
+    first = adjacency[body[0]][x]
+    if len(body) == 1:
+        return _not_after(first.get(y, ""), limit)
+    second = adjacency[body[1]]
+    return any(_not_after(t1, limit) and _not_after(second[z][y], limit)
+               for z, t1 in first.items() if y in second.get(z, ()))
+
+
+def _not_after(time: str, limit: str) -> bool:
+    return not time or time <= limit
