@@ -14,11 +14,13 @@ from engine.knowledge.chunking import Chunk, ChunkingConfig, chunk_documents
 from engine.knowledge.records import Pack
 from engine.retrieval.embedder import Embedder, load_embedder
 from engine.retrieval.index import ChunkIndex, Progress, SyncReport, chroma_client, collection_name
+from engine.retrieval.query_encoder import FINETUNED_RETRIEVER, FinetunedDenseRetriever, load_query_encoder
 from engine.retrieval.retrievers import BM25Retriever, DenseRetriever, HybridRetriever
 from engine.settings import Settings
 from engine.trace import Hit
 
-RETRIEVER_NAMES = ("hybrid", "dense", "bm25")
+# "dense-ft" needs a query encoder trained by `python -m engine train-retriever` (RuleRAG-FT)
+RETRIEVER_NAMES = ("hybrid", "dense", "bm25", FINETUNED_RETRIEVER)
 
 
 def pack_key(pack: Pack) -> str:
@@ -74,11 +76,20 @@ class Retrieval:
         sparse = self._bm25.model_copy(update={"k": k})
         if name == "bm25":
             return sparse
+        if name == FINETUNED_RETRIEVER:
+            encoder = self.query_encoder()  # fails before the index is synced when nothing was trained
+            self.ensure_index()
+            return FinetunedDenseRetriever(chunks=self.chunks_by_id, index=self.index, embedder=encoder, k=k)
         self.ensure_index()
         dense = DenseRetriever(chunks=self.chunks_by_id, index=self.index, embedder=self.embedder, k=k)
         if name == "dense":
             return dense
         return HybridRetriever(chunks=self.chunks_by_id, dense=dense, sparse=sparse, k=k)
+
+    def query_encoder(self):
+        """The fine-tuned query encoder for this pack and embedder (RuleRAG-FT); UnknownNameError if untrained."""
+        return load_query_encoder(self.settings.home, pack_key(self.pack), self.embedder.id,
+                                  str(self.pack.path) if self.pack.path else "")
 
     def search(self, query: str, k: int = 5, retriever: str = "hybrid", provenance: str = "") -> tuple[Hit, ...]:
         return hits_from_documents(self.retriever(retriever, k).invoke(query), provenance)
