@@ -1,0 +1,113 @@
+"""RAS's evolving query-specific KG (spec §2.5): triples from each round merged into one graph.
+
+[decide] spec §2.5/§8: unlike the released code (one subgraph per round, exact strings only), nodes are
+merged across rounds after normalisation, in three passes: case/space/punctuation folding, the pack's
+aliases (a KG name or alias matched as the whole string), then MiniLM cosine >= `threshold` to a node
+already in the graph. A triple seen again is kept once; every triple carries its provenance (round,
+sub-query, chunk, and whether that chunk had been read in an earlier round).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.knowledge.records import Triple
+
+EMBED_MERGE = 0.9
+_FOLD = re.compile(r"[^\w]+")
+
+
+def fold(name: str) -> str:
+    """Case, space and punctuation folded key; a leading 'the' and a trailing possessive dropped."""
+    text = re.sub(r"['’]s$", "", name.strip())
+    text = re.sub(r"^the\s+", "", text, flags=re.IGNORECASE)
+    return _FOLD.sub(" ", text.lower()).strip()
+
+
+@dataclass(frozen=True)
+class GraphTriple:
+    head: str
+    relation: str
+    tail: str
+    round: int
+    subquery: str = ""
+    chunk_id: str = ""
+    doc_id: str = ""
+    seen_before: bool = False
+
+    def as_triple(self) -> Triple:
+        return Triple(self.head, self.relation, self.tail)
+
+    def render(self) -> str:
+        return f"(S> {self.head}| P> {self.relation}| O> {self.tail})"
+
+
+@dataclass(frozen=True)
+class Delta:
+    new_nodes: tuple[str, ...]
+    new_triples: tuple[GraphTriple, ...]
+    merged: tuple[tuple[str, str, str], ...]  # (written, canonical, how)
+
+
+@dataclass
+class QueryGraph:
+    """Nodes keyed by canonical name; `alias_of` maps a written name to a pack canonical name or None."""
+
+    alias_of: Callable[[str], str | None] = lambda _name: None
+    encode: Callable[[list[str]], np.ndarray] | None = None
+    threshold: float = EMBED_MERGE
+    nodes: dict[str, str] = field(default_factory=dict)  # fold key → canonical name
+    triples: list[GraphTriple] = field(default_factory=list)
+    _vectors: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def canonical(self, name: str) -> tuple[str, str]:
+        """(canonical name, how it was found: new | case | alias | embedding)."""
+        key = fold(name)
+        if key in self.nodes:
+            return self.nodes[key], "case" if self.nodes[key] != name else "same"
+        pack = self.alias_of(name)
+        if pack:
+            existing = self.nodes.get(fold(pack))
+            return (existing or pack), "alias"
+        if self.encode is not None and self._vectors:
+            vec = self.encode([name])[0]
+            names = list(self._vectors)
+            sims = np.stack([self._vectors[n] for n in names]) @ vec
+            best = int(np.argmax(sims))
+            if float(sims[best]) >= self.threshold:
+                return names[best], "embedding"
+        return name.strip(), "new"
+
+    def add(self, triples: Sequence[GraphTriple]) -> Delta:
+        new_nodes: list[str] = []
+        added: list[GraphTriple] = []
+        merged: list[tuple[str, str, str]] = []
+        present = {(t.head, t.relation.lower(), t.tail) for t in self.triples}
+        for t in triples:
+            ends = []
+            for name in (t.head, t.tail):
+                canon, how = self.canonical(name)
+                if how not in ("new", "same"):
+                    merged.append((name, canon, how))
+                if fold(canon) not in self.nodes:
+                    self.nodes[fold(canon)] = canon
+                    new_nodes.append(canon)
+                    if self.encode is not None:
+                        self._vectors[canon] = self.encode([canon])[0]
+                self.nodes.setdefault(fold(name), canon)
+                ends.append(canon)
+            key = (ends[0], t.relation.lower(), ends[1])
+            if ends[0] == ends[1] or key in present:
+                continue
+            present.add(key)
+            g = GraphTriple(ends[0], t.relation, ends[1], t.round, t.subquery, t.chunk_id, t.doc_id, t.seen_before)
+            self.triples.append(g)
+            added.append(g)
+        return Delta(tuple(new_nodes), tuple(added), tuple(dict.fromkeys(merged)))
+
+    def facts(self) -> tuple[Triple, ...]:
+        return tuple(t.as_triple() for t in self.triples)

@@ -1,0 +1,160 @@
+"""RAS (Retrieval-And-Structuring): plan → sub-query → retrieve → text-to-triples → query KG → answer.
+
+Spec: /work/shared/methods/ras.md. [decide] choices that live in this file:
+- the first plan's sub-query text is ignored: q_0 is the question ([code], spec §2.8); a first plan of
+  [SUFFICIENT] or [NO_RETRIEVAL] answers without retrieval.
+- the iteration cap defaults to 3 ([code]; paper 5, the param's max); at the cap the answerer uses
+  whatever the graph holds, and a decision step says the cap was reached.
+- one graph merged across rounds with entity normalisation (engine/graph/query_graph.py), not a list of
+  per-round subgraphs; no GNN/graph token (the training-free Sonnet variant of the paper).
+- a chunk already read in an earlier round is not extracted again; its hit says so in provenance.
+- AnswerStep.evidence: distinct docs read, ranked by how many graph triples they contributed, then by
+  first retrieval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+
+from engine.graph.linking import entity_linker
+from engine.graph.query_graph import Delta, GraphTriple, QueryGraph
+from engine.methods.base import Method, RunContext, register
+from engine.methods.common import answer_step, reading_steps
+from engine.params import param
+from engine.retrieval.suite import RETRIEVER_NAMES
+from engine.tools.ras_tools import Round, ras_tools
+from engine.trace import DecisionStep, Edge, GraphDeltaStep, Hit, Node, RetrievalStep, Step
+
+
+@dataclass(frozen=True)
+class RasParams:
+    max_iterations: int = param(3, min=1, max=5, help="Most retrieve-and-structure rounds (code 3, paper 5).")
+    k: int = param(5, min=1, max=20, help="Chunks retrieved per sub-query (paper: top-5).")
+    retriever: str = param("hybrid", choices=RETRIEVER_NAMES, help="Retriever for the sub-queries.")
+    sufficiency: float = param(0.45, min=0.0, max=1.0,
+                               help="Offline planner: reader confidence over the graph needed for [SUFFICIENT].")
+    merge_threshold: float = param(0.9, min=0.5, max=1.0,
+                                   help="MiniLM cosine above which two entity names merge into one node.")
+
+
+@register
+class RasMethod(Method):
+    id = "ras"
+    label = "RAS"
+    paper = ("Jiang et al., RAS: Retrieval-And-Structuring for Knowledge-Intensive LLM Generation (2025), "
+             "arXiv 2502.10996")
+    description = "Plan sub-queries, turn each round's passages into triples, answer from the query's own KG."
+    Params = RasParams
+
+    def run(self, question: str, ctx: RunContext) -> Iterator[Step]:
+        params: RasParams = ctx.params
+        embedder = ctx.retrieval.embedder
+        tools = ras_tools(ctx.tools, embedder, sorted(ctx.pack.relations), params.sufficiency)
+        linker = entity_linker(ctx.tools.kg, embedder)
+        graph = QueryGraph(alias_of=lambda name: _alias(linker, name), encode=embedder.encode_queries,
+                           threshold=params.merge_threshold)
+        rounds: list[Round] = []
+        read: dict[str, Hit] = {}  # chunk id → first hit, in retrieval order
+        plan = tools.planner.plan(question, rounds, graph, ())
+        yield from _placed(plan.steps, 0)
+        if plan.action != "subq":
+            yield DecisionStep(iteration=0, title=f"Planner: {_label(plan.action)}", action=plan.action,
+                               detail="answering without retrieval")
+            yield from self._answer(question, rounds, graph, [], ctx, 0)
+            return
+        yield DecisionStep(iteration=0, title="Planner: [SUBQ]", action="subq",
+                           detail=f"first sub-query is the question itself: {question}")
+        subquery = question
+        for i in range(1, params.max_iterations + 1):
+            ctx.check()
+            hits = _fresh_hits(ctx, subquery, params, read, i)
+            yield RetrievalStep(iteration=i, title=f"Round {i}: top {len(hits)} for the sub-query",
+                                query=subquery, retriever=params.retriever, hits=hits)
+            found: list[GraphTriple] = []
+            for hit in hits:
+                if hit.chunk_id in read:
+                    continue
+                read[hit.chunk_id] = hit
+                extraction = tools.extractor.extract(hit)
+                yield from _placed(extraction.steps, i)
+                found += [GraphTriple(t.head, t.relation, t.tail, i, subquery, hit.chunk_id, hit.doc_id)
+                          for t in extraction.triples]
+            delta = graph.add(found)
+            rounds.append(Round(subquery, delta.new_triples))
+            yield _delta_step(i, delta, len(found))
+            evidence = _ranked(read, graph)
+            if i == params.max_iterations:
+                yield DecisionStep(iteration=i, title="Iteration cap reached", action="cap",
+                                   detail=f"iteration cap of {params.max_iterations} reached; answering from the "
+                                   f"{len(graph.triples)} triples gathered")
+                yield from self._answer(question, rounds, graph, evidence, ctx, i)
+                return
+            plan = tools.planner.plan(question, rounds, graph, evidence)
+            yield from _placed(plan.steps, i)
+            if plan.action != "subq":
+                yield DecisionStep(iteration=i, title="Planner: [SUFFICIENT]", action="sufficient",
+                                   detail=plan.reason or "the planner judged the graph sufficient")
+                yield from self._answer(question, rounds, graph, evidence, ctx, i)
+                return
+            yield DecisionStep(iteration=i, title="Planner: [SUBQ]", action="subq",
+                               detail=f"next sub-query: {plan.subquery}" + (f" ({plan.reason})" if plan.reason else ""))
+            subquery = plan.subquery
+
+    def _answer(self, question: str, rounds: Sequence[Round], graph: QueryGraph, evidence: Sequence[Hit],
+                ctx: RunContext, iteration: int) -> Iterator[Step]:
+        tools = ras_tools(ctx.tools, ctx.retrieval.embedder, (), ctx.params.sufficiency)
+        reading = tools.answerer.answer(question, rounds, graph, evidence)
+        yield from reading_steps(reading, iteration)
+        yield answer_step(reading, evidence, ctx.tools, iteration)
+
+
+def _alias(linker, name: str) -> str | None:  # noqa: ANN001
+    low = name.strip().lower()
+    canonical = linker._lower.get(low)
+    if canonical:
+        return canonical
+    for alias, target in linker._aliases.items():
+        if alias.lower() == low:
+            return target
+    return None
+
+
+def _label(action: str) -> str:
+    return {"no_retrieval": "[NO_RETRIEVAL]", "sufficient": "[SUFFICIENT]"}.get(action, action)
+
+
+def _placed(steps: Sequence[Step], iteration: int) -> Iterator[Step]:
+    for step in steps:
+        yield replace(step, iteration=iteration)
+
+
+def _ranked(read: dict[str, Hit], graph: QueryGraph) -> tuple[Hit, ...]:
+    """Chunks read so far: those contributing more graph triples first, then retrieval order."""
+    counts: dict[str, int] = {}
+    for t in graph.triples:
+        counts[t.chunk_id] = counts.get(t.chunk_id, 0) + 1
+    order = list(read)
+    ranked = sorted(order, key=lambda c: (-counts.get(c, 0), order.index(c)))
+    return tuple(replace(read[c], rank=n) for n, c in enumerate(ranked, start=1))
+
+
+def _delta_step(i: int, delta: Delta, extracted: int) -> GraphDeltaStep:
+    nodes = tuple(Node(id=n, label=n, kind="entity") for n in delta.new_nodes)
+    edges = tuple(Edge(t.head, t.relation, t.tail,
+                       provenance=f"round {i}, sub-query {t.subquery!r}, chunk {t.chunk_id}")
+                  for t in delta.new_triples)
+    merged = f"; {len(delta.merged)} names merged" if delta.merged else ""
+    return GraphDeltaStep(iteration=i, title=f"Round {i}: {extracted} triples extracted, {len(edges)} new, "
+                          f"{len(nodes)} new entities{merged}", added_nodes=nodes, added_edges=edges,
+                          focus=tuple(dict.fromkeys(n for t in delta.new_triples for n in (t.head, t.tail)))[:10])
+
+
+def _fresh_hits(ctx: RunContext, subquery: str, params: RasParams, read: dict[str, Hit], i: int) -> tuple[Hit, ...]:
+    """k chunks not read yet (the list goes deeper past read ones, which stay, marked, in rank order)."""
+    pool = ctx.retrieval.search(subquery, k=params.k + len(read), retriever=params.retriever,
+                                provenance=f"sub-query {i}")
+    fresh = [h for h in pool if h.chunk_id not in read][: params.k]
+    cutoff = pool.index(fresh[-1]) + 1 if fresh else min(params.k, len(pool))
+    return tuple(replace(h, provenance=f"sub-query {i} (already read)") if h.chunk_id in read else h
+                 for h in pool[:cutoff])
