@@ -55,12 +55,19 @@ class EntityLinker:
         self.embedder = embedder
         nodes = {n for n in kg.graph.nodes if len(str(n)) >= MIN_NAME_CHARS}
         self._exact = KnowledgeGraph([], nodes) if nodes else None
-        self._aliases = _alias_table(kg.entities)
+        self._aliases = alias_table(kg.entities)
         self._alias_kg = KnowledgeGraph([], self._aliases) if self._aliases else None
         self._lower = {name.lower(): name for name in kg.entities if len(name) >= MIN_NAME_CHARS}
         self._vectors: np.ndarray | None = None
         self._names: tuple[str, ...] = tuple(self._lower.values())
         self._lock = threading.Lock()
+
+    def canonical(self, name: str) -> str | None:
+        """The pack's name for `name` (same name in another case, or a derived alias), else None."""
+        low = name.strip().lower()
+        if low in self._lower:
+            return self._lower[low]
+        return next((target for alias, target in self._aliases.items() if alias.lower() == low), None)
 
     def link(self, question: str) -> tuple[EntityLink, ...]:
         """Linked entities, best first; an entity linked twice keeps its best link."""
@@ -133,7 +140,7 @@ def entity_linker(kg: KnowledgeGraph, embedder: Embedder | None = None) -> Entit
         return linker
 
 
-def _alias_table(names: Sequence[str]) -> dict[str, str]:
+def alias_table(names: Sequence[str]) -> dict[str, str]:
     """Derived alias → canonical name, for names that differ from every canonical one."""
     known = {n.lower() for n in names}
     table: dict[str, str] = {}

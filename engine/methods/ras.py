@@ -52,7 +52,7 @@ class RasMethod(Method):
         embedder = ctx.retrieval.embedder
         tools = ras_tools(ctx.tools, embedder, sorted(ctx.pack.relations), params.sufficiency)
         linker = entity_linker(ctx.tools.kg, embedder)
-        graph = QueryGraph(alias_of=lambda name: _alias(linker, name), encode=embedder.encode_queries,
+        graph = QueryGraph(alias_of=linker.canonical, encode=embedder.encode_queries,
                            threshold=params.merge_threshold)
         rounds: list[Round] = []
         read: dict[str, Hit] = {}  # chunk id → first hit, in retrieval order
@@ -107,17 +107,6 @@ class RasMethod(Method):
         reading = tools.answerer.answer(question, rounds, graph, evidence)
         yield from reading_steps(reading, iteration)
         yield answer_step(reading, evidence, ctx.tools, iteration)
-
-
-def _alias(linker, name: str) -> str | None:  # noqa: ANN001
-    low = name.strip().lower()
-    canonical = linker._lower.get(low)
-    if canonical:
-        return canonical
-    for alias, target in linker._aliases.items():
-        if alias.lower() == low:
-            return target
-    return None
 
 
 def _label(action: str) -> str:

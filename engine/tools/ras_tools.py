@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.graph.kg import KnowledgeGraph
-from engine.graph.linking import _alias_table, entity_linker
+from engine.graph.linking import alias_table, entity_linker
 from engine.graph.query_graph import GraphTriple, QueryGraph, fold
 from engine.knowledge.records import Triple
 from engine.llm.chat import ChatModel, GenerationSettings, Message
@@ -241,7 +241,7 @@ class _Mentions:
 
     def __init__(self, kg: KnowledgeGraph):
         table = {e.lower(): e for e in kg.entities if len(e) > 2}
-        for alias, name in _alias_table(kg.entities).items():
+        for alias, name in alias_table(kg.entities).items():
             table.setdefault(alias.lower(), name)
         self.canonical = table
         names = sorted(table, key=len, reverse=True)
