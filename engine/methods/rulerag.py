@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from engine.methods.base import Method, RunContext, register
-from engine.methods.common import answer_step, reading_steps
+from engine.methods.common import answer_step, reading_steps, retrieve_and_read
 from engine.params import param
 from engine.retrieval.suite import RETRIEVER_NAMES
 from engine.rules.matching import RELATION_BONUS, THETA, TOP_N, MatchConfig, RuleMatching, ScoredRule, match_rules
@@ -126,13 +126,8 @@ def _standard_rag(question: str, matching: RuleMatching, ctx: RunContext) -> Ite
     why = "the pack has no rules" if not matching.scored else "no rule is similar enough to the question"
     yield DecisionStep(iteration=0, title="Degrade to Standard RAG", action="standard_rag",
                        detail=f"{why}; retrieving for the question alone and reading without rules (spec §2 Step 0)")
-    standard = ctx.retrieval.search(question, k=params.k, retriever=params.retriever, provenance="question")
-    yield RetrievalStep(iteration=1, title=f"Standard retrieval: top {len(standard)} for the question alone",
-                        query=question, retriever=params.retriever, hits=standard)
-    ctx.check()
-    reading = ctx.tools.reader.read(question, standard)
-    yield from reading_steps(reading, iteration=1)
-    yield answer_step(reading, standard, ctx.tools, iteration=1)
+    yield from retrieve_and_read(question, ctx, params.k, params.retriever,
+                                 title="Standard retrieval: top {n} for the question alone")
 
 
 def _attribution(rule_id: str, path: tuple[str, ...], rationale: str) -> DecisionStep:

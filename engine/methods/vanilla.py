@@ -6,10 +6,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from engine.methods.base import Method, RunContext, register
-from engine.methods.common import answer_step, reading_steps
+from engine.methods.common import retrieve_and_read
 from engine.params import param
 from engine.retrieval.suite import RETRIEVER_NAMES
-from engine.trace import RetrievalStep, Step
+from engine.trace import Step
 
 
 @dataclass(frozen=True)
@@ -29,12 +29,6 @@ class VanillaMethod(Method):
 
     def run(self, question: str, ctx: RunContext) -> Iterator[Step]:
         params: VanillaParams = ctx.params
-        # Retrieve: one query, the question itself
-        hits = ctx.retrieval.search(question, k=params.k, retriever=params.retriever, provenance="question")
-        yield RetrievalStep(iteration=1, title=f"Top {len(hits)} chunks ({params.retriever})",
-                            query=question, retriever=params.retriever, hits=hits)
-        ctx.check()
-        # Read: answer from the retrieved chunks
-        reading = ctx.tools.reader.read(question, hits)
-        yield from reading_steps(reading, iteration=1)
-        yield answer_step(reading, hits, ctx.tools, iteration=1)
+        # Retrieve once for the question, then read the answer from those chunks
+        yield from retrieve_and_read(question, ctx, params.k, params.retriever,
+                                     title=f"Top {{n}} chunks ({params.retriever})")
