@@ -69,3 +69,16 @@ def recall_at(evidence: Sequence[str], supporting: Sequence[str], k: int | None)
     ranked = list(dict.fromkeys(evidence))
     window = set(ranked if k is None else ranked[:k])
     return float(all(doc in window for doc in supporting))
+
+
+def average_precision(evidence: Sequence[str], supporting: Sequence[str]) -> float | None:
+    """AP of the distinct evidence ranking: mean precision at each supporting doc's rank, over all
+    supporting docs (one never retrieved counts 0); None if no gold. MAP is its mean over questions."""
+    if not supporting:
+        return None
+    gold, found, total = set(supporting), 0, 0.0
+    for rank, doc in enumerate(dict.fromkeys(evidence), start=1):
+        if doc in gold:
+            found += 1
+            total += found / rank
+    return total / len(gold)

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import RagscopeError
-from engine.evaluation.metrics import RECALL_KS, recall_at, score_answer
+from engine.evaluation.metrics import RECALL_KS, average_precision, recall_at, score_answer
 from engine.knowledge.records import Question
 from engine.runner import Workbench
 from engine.tools.base import IDK
-from engine.trace import AnswerStep, ErrorStep, Trace
+from engine.trace import AnswerStep, ErrorStep, GraphDeltaStep, RetrievalStep, Trace
 
 Progress = Callable[[str, Question, Trace], None]
 
@@ -41,6 +41,9 @@ class QuestionResult:
     llm_calls: int
     tokens: int
     trace_id: str
+    ap: float | None = None  # average precision of the evidence ranking (MAP = mean over questions)
+    rounds: int = 0  # retrieval rounds (iterations with a retrieval step)
+    graph_triples: int = 0  # edges the run added to its graph (RAS's query graph, ToG-2's explored KG)
 
 
 def score_trace(trace: Trace, question: Question) -> QuestionResult:
@@ -56,6 +59,9 @@ def score_trace(trace: Trace, question: Question) -> QuestionResult:
         recall_all=recall_at(evidence, question.supporting_docs, None), evidence_len=len(evidence),
         latency_ms=trace.totals.latency_ms, llm_calls=trace.totals.llm_calls,
         tokens=trace.totals.tokens_in + trace.totals.tokens_out, trace_id=trace.id,
+        ap=average_precision(evidence, question.supporting_docs),
+        rounds=len({s.iteration for s in trace.steps if isinstance(s, RetrievalStep)}),
+        graph_triples=sum(len(s.added_edges) for s in trace.steps if isinstance(s, GraphDeltaStep)),
     )
 
 
@@ -80,6 +86,7 @@ def aggregate(results: Sequence[QuestionResult]) -> dict[str, Any]:
         "recall@5": mean([r.recall_5 for r in results]),
         "recall@10": mean([r.recall_10 for r in results]),
         "recall@all": mean([r.recall_all for r in results]),
+        "map": mean([r.ap for r in results]),
         "evidence_len": mean([float(r.evidence_len) for r in results]),
         "latency_ms_median": round(statistics.median(latencies), 2),
         "latency_ms_p90": round(latencies[min(n - 1, int(0.9 * n))], 2),
@@ -89,6 +96,8 @@ def aggregate(results: Sequence[QuestionResult]) -> dict[str, Any]:
         "crag_score": round(correct - hallucinated, 4),
         "llm_calls": mean([float(r.llm_calls) for r in results]),
         "tokens": mean([float(r.tokens) for r in results]),
+        "rounds": mean([float(r.rounds) for r in results]),
+        "graph_triples": mean([float(r.graph_triples) for r in results]),
     }
 
 

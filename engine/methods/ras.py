@@ -8,8 +8,8 @@ Spec: /work/shared/methods/ras.md. [decide] choices that live in this file:
 - one graph merged across rounds with entity normalisation (engine/graph/query_graph.py), not a list of
   per-round subgraphs; no GNN/graph token (the training-free Sonnet variant of the paper).
 - a chunk already read in an earlier round is not extracted again; its hit says so in provenance.
-- AnswerStep.evidence: distinct docs read, ranked by how many graph triples they contributed, then by
-  first retrieval.
+- AnswerStep.evidence: the docs the answer cites first (on the offline backend these include the
+  chunks each bridge was read from), then every other doc read, in the order it was first retrieved.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from engine.methods.base import Method, RunContext, register
 from engine.methods.common import answer_step, reading_steps
 from engine.params import param
 from engine.retrieval.suite import RETRIEVER_NAMES
-from engine.tools.ras_tools import Round, ras_tools
+from engine.tools.ras import RasTools, Round, ras_tools
 from engine.trace import DecisionStep, Edge, GraphDeltaStep, Hit, Node, RetrievalStep, Step
 
 
@@ -61,7 +61,7 @@ class RasMethod(Method):
         if plan.action != "subq":
             yield DecisionStep(iteration=0, title=f"Planner: {_label(plan.action)}", action=plan.action,
                                detail="answering without retrieval")
-            yield from self._answer(question, rounds, graph, [], ctx, 0)
+            yield from _answer(tools, question, rounds, graph, [], ctx, 0)
             return
         yield DecisionStep(iteration=0, title="Planner: [SUBQ]", action="subq",
                            detail=f"first sub-query is the question itself: {question}")
@@ -81,32 +81,34 @@ class RasMethod(Method):
                 found += [GraphTriple(t.head, t.relation, t.tail, i, subquery, hit.chunk_id, hit.doc_id)
                           for t in extraction.triples]
             delta = graph.add(found)
-            rounds.append(Round(subquery, delta.new_triples))
+            rounds.append(Round(subquery, delta.new_triples, hits))
             yield _delta_step(i, delta, len(found))
-            evidence = _ranked(read, graph)
+            evidence = tuple(read.values())
             if i == params.max_iterations:
                 yield DecisionStep(iteration=i, title="Iteration cap reached", action="cap",
                                    detail=f"iteration cap of {params.max_iterations} reached; answering from the "
                                    f"{len(graph.triples)} triples gathered")
-                yield from self._answer(question, rounds, graph, evidence, ctx, i)
+                yield from _answer(tools, question, rounds, graph, evidence, ctx, i)
                 return
             plan = tools.planner.plan(question, rounds, graph, evidence)
             yield from _placed(plan.steps, i)
             if plan.action != "subq":
                 yield DecisionStep(iteration=i, title="Planner: [SUFFICIENT]", action="sufficient",
                                    detail=plan.reason or "the planner judged the graph sufficient")
-                yield from self._answer(question, rounds, graph, evidence, ctx, i)
+                yield from _answer(tools, question, rounds, graph, evidence, ctx, i)
                 return
             yield DecisionStep(iteration=i, title="Planner: [SUBQ]", action="subq",
                                detail=f"next sub-query: {plan.subquery}" + (f" ({plan.reason})" if plan.reason else ""))
             subquery = plan.subquery
 
-    def _answer(self, question: str, rounds: Sequence[Round], graph: QueryGraph, evidence: Sequence[Hit],
-                ctx: RunContext, iteration: int) -> Iterator[Step]:
-        tools = ras_tools(ctx.tools, ctx.retrieval.embedder, (), ctx.params.sufficiency)
-        reading = tools.answerer.answer(question, rounds, graph, evidence)
-        yield from reading_steps(reading, iteration)
-        yield answer_step(reading, evidence, ctx.tools, iteration)
+
+def _answer(tools: RasTools, question: str, rounds: Sequence[Round], graph: QueryGraph, evidence: Sequence[Hit],
+            ctx: RunContext, iteration: int) -> Iterator[Step]:
+    reading = tools.answerer.answer(question, rounds, graph, evidence)
+    yield from reading_steps(reading, iteration)
+    cited = [h for h in evidence if h.doc_id in reading.citations]
+    yield answer_step(reading, cited + [h for h in evidence if h.doc_id not in reading.citations], ctx.tools,
+                      iteration)
 
 
 def _label(action: str) -> str:
@@ -116,16 +118,6 @@ def _label(action: str) -> str:
 def _placed(steps: Sequence[Step], iteration: int) -> Iterator[Step]:
     for step in steps:
         yield replace(step, iteration=iteration)
-
-
-def _ranked(read: dict[str, Hit], graph: QueryGraph) -> tuple[Hit, ...]:
-    """Chunks read so far: those contributing more graph triples first, then retrieval order."""
-    counts: dict[str, int] = {}
-    for t in graph.triples:
-        counts[t.chunk_id] = counts.get(t.chunk_id, 0) + 1
-    order = list(read)
-    ranked = sorted(order, key=lambda c: (-counts.get(c, 0), order.index(c)))
-    return tuple(replace(read[c], rank=n) for n, c in enumerate(ranked, start=1))
 
 
 def _delta_step(i: int, delta: Delta, extracted: int) -> GraphDeltaStep:

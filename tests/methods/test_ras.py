@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-
 from engine.knowledge.records import Document, Pack, PackInfo, Triple
 from engine.runner import Workbench
-from engine.trace import AnswerStep, DecisionStep, GraphDeltaStep, RetrievalStep
+from engine.trace import AnswerStep, DecisionStep, ErrorStep, GraphDeltaStep, Hit, LlmCallStep, RetrievalStep
 
 MENTOR = "Where was Alice Varga's doctoral advisor born?"
 
@@ -54,3 +53,159 @@ def test_cap_is_announced(demo_workbench):
     decision = [s for s in trace.steps if isinstance(s, DecisionStep)][-1]
     assert decision.action in ("cap", "sufficient")
     assert decision.action == "cap" and "cap" in decision.detail.lower()
+
+
+# ---- offline decomposition -------------------------------------------------------------------------
+
+
+def three_hop_pack() -> Pack:
+    docs = (
+        Document("n1", "Mira Solberg", "Mira Solberg is a chemist who works on catalysts. Her nephew is Tobias Renn, "
+                 "an engineer.", entities=("Mira Solberg", "Tobias Renn")),
+        Document("n2", "Tobias Renn", "Tobias Renn is an engineer. He was born in Velmark.",
+                 entities=("Tobias Renn", "Velmark")),
+        Document("n3", "Velmark", "Velmark is a harbour city in the country of Ostland.",
+                 entities=("Velmark", "Ostland")),
+        Document("n4", "Ostland", "Ostland is a small country on the northern sea.", entities=("Ostland",)),
+        Document("n5", "Catalysts", "Catalysts speed up chemical reactions without being used up.", entities=()),
+    )
+    triples = (Triple("Mira Solberg", "nephew", "Tobias Renn"), Triple("Tobias Renn", "born_in", "Velmark"),
+               Triple("Velmark", "country", "Ostland"))
+    return Pack(PackInfo("three-hop"), docs, triples)
+
+
+def test_offline_planner_answers_the_innermost_phrase_first_then_rewrites_the_question(settings):
+    question = "In which country is the city where Mira Solberg's nephew was born?"
+    trace = Workbench(three_hop_pack(), settings).ask(question, "ras", {"k": 1})
+    queries = [s.query for s in trace.steps if isinstance(s, RetrievalStep)]
+    assert queries[0] == question
+    # every later sub-query carries a bridge found earlier, never the phrase it replaced
+    assert any("Tobias Renn" in q for q in queries[1:]) and all("nephew" not in q for q in queries[1:])
+    assert trace.answer.text == "Ostland"
+    decisions = " ".join(s.detail for s in trace.steps if isinstance(s, DecisionStep))
+    assert "Tobias Renn" in decisions
+    # the evidence list starts with the documents the answer and its bridges were read from
+    assert set(trace.answer.evidence[:3]) >= {"n2", "n3"}
+
+
+def test_a_phrase_answered_from_chunks_retrieved_for_another_question_needs_more_confidence(settings):
+    from engine.graph.query_graph import QueryGraph
+    from engine.tools.base import Reading
+    from engine.tools.ras.base import Round
+    from engine.tools.ras.offline import BRIDGE_CONFIDENCE, resolve
+
+    class Fixed:
+        def read(self, question, evidence, facts=()):  # noqa: ANN001, ANN201
+            return Reading("Tobias Renn", ("n1",), BRIDGE_CONFIDENCE + 0.05)
+
+    pack = three_hop_pack()
+    from engine.graph.kg import KnowledgeGraph
+    kg = KnowledgeGraph(pack.triples, [d.title for d in pack.documents])
+    question = "Where was Mira Solberg's nephew born?"
+    unasked = resolve(question, Fixed(), kg, QueryGraph(), (), (), trust=0.6)
+    assert unasked.pending is not None and not unasked.bridges
+    hit = Hit(doc_id="n1", chunk_id="n1#0", title="Mira Solberg", text="", score=1.0, rank=1, retriever="dense")
+    asked = resolve(question, Fixed(), kg, QueryGraph(), (Round(unasked.pending.sub_question, (), (hit,)),),
+                    (hit,), trust=0.6)
+    assert asked.question == "Where was Tobias Renn born?" and asked.pending is None
+
+
+def test_the_run_reads_each_question_over_the_same_chunks_once(settings, monkeypatch):
+    from engine.tools.offline_reader import OfflineReader
+
+    calls: list[tuple[str, tuple[str, ...]]] = []
+    original = OfflineReader.read
+
+    def counting(self, question, evidence, facts=()):  # noqa: ANN001, ANN202
+        calls.append((question, tuple(h.chunk_id for h in evidence)))
+        return original(self, question, evidence, facts)
+
+    monkeypatch.setattr(OfflineReader, "read", counting)
+    Workbench(three_hop_pack(), settings).ask("In which country is the city where Mira Solberg's nephew was born?",
+                                              "ras", {"k": 1})
+    assert calls and len(calls) == len(set(calls))
+
+
+# ---- scripted LLM ----------------------------------------------------------------------------------
+
+
+def llm_run(pack: Pack, settings, reply, question: str = MENTOR, **params):  # noqa: ANN001, ANN201
+    from engine.llm.base import llm_bundle
+    from engine.methods.base import RunContext, get_method
+    from engine.methods.ras import RasParams
+    from engine.params import build_params
+    from engine.retrieval.suite import open_retrieval
+    from engine.trace import Trace
+    from fake_chat import ScriptedChat
+
+    chat = ScriptedChat(reply)
+    ctx = RunContext(pack=pack, retrieval=open_retrieval(pack, settings), tools=llm_bundle(chat, pack),
+                     params=build_params(RasParams, params))
+    steps = tuple(get_method("ras").run(question, ctx))
+    return Trace(id="t", question=question, method="ras", backend="fake", model="scripted",
+                 pack="p").with_steps(steps, 0), chat
+
+
+def two_turns(prompt: str) -> str:
+    if prompt.startswith("You are a planner"):  # the prompt's example holds one [PREV_SUBQ] itself
+        rounds = prompt.count("[PREV_SUBQ]") - 1
+        return ("[SUBQ] Who was Alice Varga's doctoral advisor?", "[SUBQ] Where was Bruno Kessler born?",
+                "[SUFFICIENT]")[min(rounds, 2)]
+    if prompt.startswith("Convert the following text"):
+        if "Bruno Kessler is a physicist" in prompt:
+            return "(S> Bruno Kessler| P> born_in| O> Carlow)"
+        if "Alice Varga is a chemist" in prompt:
+            return "(S> Alice Varga| P> doctoral advisor| O> Bruno Kessler), (S> broken"
+        return "nothing here"
+    return "Carlow" if "(S> Bruno Kessler| P> born_in| O> Carlow)" in prompt else "unknown"
+
+
+def test_a_scripted_llm_plans_two_rounds_then_answers_from_the_history(settings):
+    trace, chat = llm_run(two_hop_pack(), settings, two_turns, k=1)
+    queries = [s.query for s in trace.steps if isinstance(s, RetrievalStep)]
+    assert queries == [MENTOR, "Where was Bruno Kessler born?"]
+    assert trace.answer.text == "Carlow" and not trace.answer.refused
+    roles = [s.role for s in trace.steps if isinstance(s, LlmCallStep)]
+    assert roles[0] == "planner" and roles[-1] == "answerer" and roles.count("planner") == 3
+    # the answerer saw both rounds' sub-queries and triples in the spec's history layout
+    answer_prompt = chat.sent[-1]
+    assert f"[SUBQ] {MENTOR}" in answer_prompt and "[SUBQ] Where was Bruno Kessler born?" in answer_prompt
+    assert "(S> Alice Varga| P> doctoral advisor| O> Bruno Kessler)" in answer_prompt
+    # a malformed triple is dropped alone and reported
+    assert any(isinstance(s, ErrorStep) and "malformed" in s.message for s in trace.steps)
+    deltas = [s for s in trace.steps if isinstance(s, GraphDeltaStep)]
+    assert [d.iteration for d in deltas] == [1, 2]
+
+
+def test_a_planner_repeating_itself_ends_the_loop_instead_of_spinning(settings):
+    def repeat(prompt: str) -> str:
+        if prompt.startswith("You are a planner"):
+            return "[SUBQ] Who was Alice Varga's doctoral advisor?"
+        return "(S> Alice Varga| P> knows| O> Bruno Kessler)" if prompt.startswith("Convert") else "Bruno Kessler"
+
+    trace, _ = llm_run(two_hop_pack(), settings, repeat, k=1, max_iterations=5)
+    assert len([s for s in trace.steps if isinstance(s, RetrievalStep)]) == 2
+    assert any(isinstance(s, ErrorStep) and "repeated" in s.message for s in trace.steps)
+    assert isinstance(trace.steps[-1], AnswerStep)
+
+
+def test_a_first_plan_of_no_retrieval_answers_without_retrieving(settings):
+    trace, _ = llm_run(two_hop_pack(), settings,
+                       lambda p: "[NO_RETRIEVAL]" if p.startswith("You are a planner") else "Hello!",
+                       question="Say hello")
+    assert not [s for s in trace.steps if isinstance(s, RetrievalStep)]
+    assert trace.answer.text == "Hello!" and "[NO_RETRIEVAL]" in trace.steps[0].title + trace.steps[1].title
+
+
+def test_eval_counts_rounds_and_graph_triples_per_question(settings):
+    from engine.evaluation.runner import aggregate, score_trace
+    from engine.knowledge.records import Question
+
+    pack = three_hop_pack()
+    question = Question("q1", "In which country is the city where Mira Solberg's nephew was born?", ("Ostland",),
+                        "multi_hop", supporting_docs=("n1", "n2", "n3"))
+    trace = Workbench(pack, settings).ask(question.question, "ras", {"k": 1})
+    row = score_trace(trace, question)
+    deltas = [s for s in trace.steps if isinstance(s, GraphDeltaStep)]
+    assert row.rounds == len(deltas) >= 2 and row.graph_triples == sum(len(d.added_edges) for d in deltas) > 0
+    assert aggregate([row])["rounds"] == row.rounds

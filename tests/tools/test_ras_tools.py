@@ -7,7 +7,9 @@ import pytest
 from engine.graph.kg import KnowledgeGraph
 from engine.graph.query_graph import QueryGraph
 from engine.knowledge.records import Triple
-from engine.tools.ras_tools import LlmPlanner, OfflineExtractor, Round, parse_plan, parse_triples
+from engine.tools.ras.base import Round
+from engine.tools.ras.extractor import OfflineExtractor
+from engine.tools.ras.llm import LlmPlanner, parse_plan, parse_triples
 from engine.trace import ErrorStep, Hit, LlmCallStep
 from engine.retrieval.embedder import load_embedder
 from fake_chat import fixed
@@ -76,3 +78,17 @@ def test_extractor_lists_share_the_relation(extractor):
     got = _extract(extractor, "Alice Varga worked for Tide Labs, Orbit Co and Dorvik.")
     rels = {t.tail: t.relation for t in got}
     assert rels["Tide Labs"] == rels["Orbit Co"] == rels["Dorvik"]
+
+
+def test_relation_phrases_drop_copulas_and_keep_the_words_next_to_the_object(extractor):
+    got = _extract(extractor, "Alice Varga was a celebrated Hungarian chemist who later moved to Orbit Co.")
+    assert Triple("Alice Varga", "later_moved_to", "Orbit Co") in got or \
+        Triple("Alice Varga", "moved_to", "Orbit Co") in got or Triple("Alice Varga", "employer", "Orbit Co") in got
+    assert all(len(t.relation.split("_")) <= 3 for t in got)
+
+
+def test_a_pack_without_relations_keeps_verb_phrases_and_years(extractor):
+    bare = OfflineExtractor(extractor.kg, extractor.embedder, ())
+    got = set(bare.extract(Hit("d", "c", "Alice Varga", "Alice Varga moved to Dorvik in 1931.", 1.0, 1)).triples)
+    assert Triple("Alice Varga", "moved_to", "Dorvik") in got
+    assert any(t.tail == "1931" for t in got)

@@ -9,7 +9,7 @@ from engine.retrieval.text import STOPWORDS
 from engine.tools.offline_classifier import DATE_NOUNS, PERSON_NOUNS, PLACE_NOUNS
 from engine.tools.offline_reader.context import Context
 from engine.tools.offline_reader.lexicon import lower_words
-from engine.tools.offline_reader.names import named_spans
+from engine.tools.offline_reader.names import Gazetteer, named_spans
 from engine.tools.offline_reader.sentences import as_sentence
 
 _RELATIONAL_PERSONS = PERSON_NOUNS | frozenset(
@@ -28,7 +28,7 @@ _FRAMING_WORDS = frozenset("name names called full title kind type sort".split()
 
 
 @dataclass(frozen=True)
-class _Hop:
+class Hop:
     """A relational phrase in the question, answered on its own before the rest of the question."""
 
     phrase: str  # text to replace in the question, e.g. "Werner Heisenberg's doctoral advisor"
@@ -36,9 +36,13 @@ class _Hop:
     kind: str
 
 
-def find_hop(context: Context) -> _Hop | None:
-    question = context.question
-    hop = _relative_hop(question) or _named_hop(context)
+def find_hop(context: Context) -> Hop | None:
+    return question_hop(context.question, context.gazetteer)
+
+
+def question_hop(question: str, gazetteer: Gazetteer) -> Hop | None:
+    """The first relational phrase of the question worth answering on its own, if the rest still asks."""
+    hop = _relative_hop(question) or _named_hop(question, gazetteer)
     if hop is None:
         return None
     rest = question.replace(hop.phrase, " ")
@@ -46,28 +50,28 @@ def find_hop(context: Context) -> _Hop | None:
     return hop if asked else None  # 'Who was X's wife?' is itself the first hop: nothing to rewrite
 
 
-def _relative_hop(question: str) -> _Hop | None:
-    """'the physicist who supervised Louis de Broglie' → 'Who supervised Louis de Broglie?'."""
-    match = re.search(r"\bthe\s+([a-z]+)\s+(who|that|which|where|when)\s+([^,?;]+)", question)
+def _relative_hop(question: str) -> Hop | None:
+    """'the physicist who supervised Louis de Broglie' → 'Who supervised Louis de Broglie?';
+    'the country whose capital is Warsaw' → 'Which country's capital is Warsaw?'."""
+    match = re.search(r"\bthe\s+([a-z]+)\s+(who|that|which|where|when|whose)\s+([^,?;]+)", question)
     if not match:
         return None
     noun, relative, clause = match.group(1), match.group(2), match.group(3).strip()
     kind = _relation_kind(noun)
+    if relative == "whose" and kind and len(clause.split()) >= 2:
+        return Hop(match.group(0).strip(), f"Which {noun}'s {clause}?", kind)
     if relative in ("where", "when"):  # 'the city where …', 'the year when …'
         wanted = PLACE_NOUNS if relative == "where" else DATE_NOUNS
         kind = ("place" if relative == "where" else "date") if noun in wanted else ""
     if not kind or len(clause.split()) < 2:
         return None
-    return _Hop(match.group(0).strip(), f"{_wh(kind)} {clause}?", kind)
+    return Hop(match.group(0).strip(), f"{_wh(kind)} {clause}?", kind)
 
 
-def _named_hop(context: Context) -> _Hop | None:
+def _named_hop(question: str, gazetteer: Gazetteer) -> Hop | None:
     """'X's doctoral advisor' or 'the father of X', where X is a name the question gives."""
-    question = context.question
     sentence = as_sentence(question)
-    spans = [
-        (sentence.tokens[a][0], sentence.tokens[b][1]) for a, b, _ in named_spans(sentence, context.gazetteer)
-    ]
+    spans = [(sentence.tokens[a][0], sentence.tokens[b][1]) for a, b, _ in named_spans(sentence, gazetteer)]
     spans += [(m.start(), m.end()) for m in re.finditer(r"[\"“][^\"”]{2,80}[\"”]", question)]
     for start, end in spans:
         after = re.match(r"['’]s\s+((?:[a-z]+\s*){1,3})", question[end:])
@@ -86,13 +90,16 @@ def _named_hop(context: Context) -> _Hop | None:
 
 
 def _relation_words(words: list[str]) -> list[str]:
-    taken = []
+    taken: list[str] = []
     for word in words:
         if word in STOPWORDS or word in _HOP_BREAK or word.endswith("ed"):
             break
         taken.append(word)
+    # up to the last relational noun: "X's doctoral advisor teach" → "X's doctoral advisor";
     # "X's country of citizenship" is an attribute, not a hop; "X's birthplace" is one
-    return taken if taken and _relation_kind(taken[-1], _POSSESSIVE_PLACES) else []
+    while taken and not _relation_kind(taken[-1], _POSSESSIVE_PLACES):
+        taken.pop()
+    return taken
 
 
 def _relation_kind(noun: str, places: frozenset[str] = _RELATIONAL_PLACES) -> str:
@@ -103,9 +110,9 @@ def _relation_kind(noun: str, places: frozenset[str] = _RELATIONAL_PLACES) -> st
     return "entity" if noun in _RELATIONAL_THINGS else ""
 
 
-def _named(phrase: str, noun: str) -> _Hop:
+def _named(phrase: str, noun: str) -> Hop:
     kind = _relation_kind(noun)
-    return _Hop(phrase, f"{_wh(kind)} is {phrase}?", kind)
+    return Hop(phrase, f"{_wh(kind)} is {phrase}?", kind)
 
 
 def _wh(kind: str) -> str:

@@ -1,0 +1,36 @@
+"""The offline reader's relational phrases: what is answered on its own before the rest of the question."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.tools.offline_reader import Gazetteer, question_hop
+
+NAMES = Gazetteer(["Mira Solberg", "Velmark", "Ostland"])
+
+
+@pytest.mark.parametrize("question, phrase, sub_question", [
+    ("Where was Mira Solberg's doctoral advisor born?", "Mira Solberg's doctoral advisor",
+     "Who is Mira Solberg's doctoral advisor?"),
+    # a verb after the relational noun is not part of the phrase
+    ("At which university did Mira Solberg's doctoral advisor teach?", "Mira Solberg's doctoral advisor",
+     "Who is Mira Solberg's doctoral advisor?"),
+    ("Who supervised the doctorate of the physicist who discovered fission?",
+     "the physicist who discovered fission", "Who discovered fission?"),
+    ("Which river flows through the country whose capital is Velmark?", "the country whose capital is Velmark",
+     "Which country's capital is Velmark?"),
+    ("In which country is the city where Mira Solberg was born?", "the city where Mira Solberg was born",
+     "Where Mira Solberg was born?"),
+])
+def test_relational_phrases_become_their_own_questions(question, phrase, sub_question):
+    hop = question_hop(question, NAMES)
+    assert hop is not None and (hop.phrase, hop.sub_question) == (phrase, sub_question)
+
+
+@pytest.mark.parametrize("question", [
+    "Who is Mira Solberg's nephew?",  # the phrase is the whole question: nothing left to rewrite
+    "When was Mira Solberg born?",
+    "What is Mira Solberg's country of citizenship?",  # an attribute, not a hop
+])
+def test_questions_without_a_hop(question):
+    assert question_hop(question, NAMES) is None
