@@ -29,16 +29,24 @@ def _span(segment: Segment | None) -> str:
     return f" ({segment.kind}, tokens {segment.start}–{segment.end})" if segment else ""
 
 
-def heatmap_figure(step: AttentionStep) -> go.Figure | None:
+def _marked(labels: list[str], highlight: tuple[str, ...]) -> list[str]:
+    """A star before highlighted labels (e.g. the gold documents)."""
+    return [f"★ {label}" if label in highlight else label for label in labels]
+
+
+def heatmap_figure(step: AttentionStep, head: int | None = None) -> go.Figure | None:
     """None when there is nothing to draw. Cells are placed by index, not by label, so two rows that
-    carry the same label (a repeated generated token) stay two rows."""
-    width = max((len(row) for row in step.matrix), default=0)
-    if not step.matrix or width == 0:
+    carry the same label (a repeated generated token) stay two rows. `head` picks one of `step.heads`."""
+    matrix = step.heads[head] if head is not None and 0 <= head < len(step.heads) else step.matrix
+    width = max((len(row) for row in matrix), default=0)
+    if not matrix or width == 0:
         return None
-    z = [list(row) + [None] * (width - len(row)) for row in step.matrix]
-    xs, ys = _labels(step.x_labels, width, "column"), _labels(step.y_labels, len(z), "row")
+    z = [list(row) + [None] * (width - len(row)) for row in matrix]
+    xs = _marked(_labels(step.x_labels, width, "column"), step.highlight)
+    ys = _marked(_labels(step.y_labels, len(z), "row"), step.highlight)
     segments = {s.label: s for s in step.segments}
-    hover = [[f"row: {plain(y)}<br>column: {plain(x)}{plain(_span(segments.get(x)))}" for x in xs] for y in ys]
+    hover = [[f"row: {plain(y)}<br>column: {plain(x)}{plain(_span(segments.get(x.removeprefix('★ '))))}"
+              for x in xs] for y in ys]
     figure = go.Figure(go.Heatmap(
         z=z, x=list(range(width)), y=list(range(len(z))), text=hover, colorscale="Blues",
         hovertemplate="%{text}<br>value: %{z:.4f}<extra></extra>", colorbar={"title": {"text": "mass"}}))
@@ -53,10 +61,16 @@ def heatmap_figure(step: AttentionStep) -> go.Figure | None:
 
 
 def render_attention(step: AttentionStep, *, key: str) -> None:
-    figure = heatmap_figure(step)
+    head = None
+    if step.heads:
+        options = ["mean over heads", *(f"head {i}" for i in range(len(step.heads)))]
+        chosen = st.radio("Heads", options, horizontal=True, key=f"{key}.head")
+        head = options.index(chosen) - 1 if chosen in options[1:] else None
+    figure = heatmap_figure(step, head)
     if figure is None:
         st.caption(f"{md_text(step.name or 'attention')}: there was nothing to show (an empty matrix).")
         return
     st.plotly_chart(figure, key=key, width="stretch")
-    if step.note:
-        st.caption(md_text(step.note))
+    notes = [step.note] + ([f"run: {step.group}"] if step.group else []) + \
+        (["★ = gold (supporting) document"] if step.highlight else [])
+    st.caption(md_text(" · ".join(n for n in notes if n)))

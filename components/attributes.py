@@ -26,4 +26,7 @@ def render_attributes(step: AttributesStep, *, key: str) -> None:
             st.caption("No attributes were predicted.")
             return
         st.markdown(" ".join(attribute_badge(label) for label in step.labels))
-        st.caption("confidence: green ≥ 70 %, blue ≥ 40 %, grey below")
+        how = f"predicted by {md_text(step.method)} · " if step.method else ""
+        st.caption(f"{how}confidence: green ≥ 70 %, blue ≥ 40 %, grey below")
+        if step.votes:
+            st.caption("votes: " + " · ".join(md_text(v) for v in step.votes))

@@ -15,9 +15,17 @@ def calculation_line(step: CalculationStep) -> str:
     return f"{step.expression} = {step.result:.12g}"
 
 
+STATUS_COLOURS = {"ok": "green", "dup": "gray", "trivial": "gray", "empty": "gray"}
+
+
+def status_badge(step: CalculationStep) -> str:
+    """ok / dup / forbidden_token / eval_error / trivial / empty, as the hybrid calculator filters them."""
+    return f":{STATUS_COLOURS.get(step.status, 'red')}-badge[{md_text(step.status)}]" if step.status else ""
+
+
 def render_calculation(step: CalculationStep, *, key: str) -> None:
     if step.title:
-        st.markdown(f":material/calculate: **{md_text(step.title)}**")
+        st.markdown(f":material/calculate: **{md_text(step.title)}** {status_badge(step)}".rstrip())
     st.code(calculation_line(step) or "(empty expression)", language=None)
     if step.error:
         st.error(f"Could not evaluate: {md_text(step.error)}", icon=":material/error:")

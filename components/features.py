@@ -41,3 +41,5 @@ def render_features(step: FeaturesStep, *, key: str) -> None:
         st.caption("No feature rows in this step.")
         return
     st.dataframe(feature_records(step), key=f"{key}.features", hide_index=True, width="stretch")
+    if step.note:
+        st.caption(md_text(step.note))

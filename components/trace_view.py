@@ -10,7 +10,7 @@ import streamlit as st
 from components.answer import render_answer
 from components.steps import render_step
 from components.timeline import advance, pick_round, round_label
-from engine.trace import AnswerStep, GraphDeltaStep, RetrievalStep, Trace
+from engine.trace import AnswerStep, AttentionStep, GraphDeltaStep, RetrievalStep, Step, Trace
 
 PLAY_SECONDS = 1.5
 
@@ -40,10 +40,15 @@ def render_trace(trace: Trace, *, key: str, gold: Sequence[str] = (), scores: tu
         shown = [s for s in trace.steps if s.iteration == chosen and not isinstance(s, AnswerStep)]
         if not shown:
             st.caption("Nothing but the answer happened in this round.")
+        compared = _compared_groups(shown)
         for i, step in enumerate(shown):
+            if compared and isinstance(step, AttentionStep) and step.group in compared:
+                continue  # drawn below, one column per run
             if captions and step.kind in captions:
                 st.caption(captions[step.kind])
             render_step(step, key=f"{key}.{trace.id}.{chosen}.{i}")
+        if compared:
+            _render_side_by_side(shown, compared, key=f"{key}.{trace.id}.{chosen}.side")
     if graph_col is not None:
         with graph_col:
             from components.graph import render_graph
@@ -57,3 +62,19 @@ def render_trace(trace: Trace, *, key: str, gold: Sequence[str] = (), scores: tu
         time.sleep(PLAY_SECONDS)
         advance(iterations, key=f"{key}.round")
         st.rerun()  # also at the end, so the button reads Play again
+
+
+def _compared_groups(steps: Sequence[Step]) -> tuple[str, ...]:
+    """The LLM runs whose attention maps a round holds (e.g. R2AG and plain RAG over the same documents),
+    when there are two or more of them to compare; a single run's maps are drawn in place."""
+    groups = dict.fromkeys(s.group for s in steps if isinstance(s, AttentionStep) and s.group and not s.heads)
+    return tuple(groups) if len(groups) > 1 else ()
+
+
+def _render_side_by_side(steps: Sequence[Step], groups: Sequence[str], *, key: str) -> None:
+    st.markdown("###### Attention, side by side")
+    for column, group in zip(st.columns(len(groups)), groups):
+        with column:
+            st.markdown(f"**{group}**")
+            for i, step in enumerate(s for s in steps if isinstance(s, AttentionStep) and s.group == group):
+                render_step(step, key=f"{key}.{group}.{i}")

@@ -1,4 +1,4 @@
-"""Command line: ask, eval, index, ingest, import-hotpot, mine-rules, train-retriever. Bad input prints a clear message and exits 2."""
+"""Command line: ask, eval, index, ingest, import-hotpot, mine-rules, train-retriever, train-r2ag. Bad input prints a clear message and exits 2."""
 
 from __future__ import annotations
 
@@ -46,6 +46,8 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--limit", type=int, default=0, help="first N questions only")
     ev.add_argument("--type", default="", help="only questions of these types, comma-separated")
     ev.add_argument("--out", type=Path, default=None, help="folder for metrics.json, results.csv, traces")
+    ev.add_argument("--judge", action="store_true",
+                    help="LLM backends: the model re-grades answers rule matching called hallucinated (CRAG)")
     ev.set_defaults(handler=_eval)
 
     index = sub.add_parser("index", help="build or update the pack's dense index")
@@ -83,6 +85,20 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--max-steps", type=int, default=None, help="cap on optimiser steps (default 60)")
     train.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
     train.set_defaults(handler=_train_retriever)
+
+    r2ag = sub.add_parser("train-r2ag", help="R2AG: train the R2-Former (relevance only, or jointly with a frozen "
+                                             "HF model's LM loss) on the pack's supporting_docs")
+    _pack_args(r2ag)
+    r2ag.add_argument("--k", type=int, default=10, help="documents per list; the checkpoint is tied to it (default 10)")
+    r2ag.add_argument("--retriever", default="hybrid", help="candidate retriever: hybrid (default), dense, bm25")
+    r2ag.add_argument("--order", default="retriever", choices=("retriever", "r"),
+                      help="list order: the retriever's rank (default) or sorted by cosine r as in the paper")
+    r2ag.add_argument("--epochs", type=int, default=None, help="relevance-only epochs (default 40)")
+    r2ag.add_argument("--lm-epochs", type=int, default=None, help="joint epochs with an HF model (default 2)")
+    r2ag.add_argument("--seed", type=int, default=None, help="random seed (default 42)")
+    r2ag.add_argument("--out", type=Path, default=None,
+                      help="checkpoint file (default $RAGSCOPE_HOME/r2ag/relevance.pt; <model>.pt with --backend hf)")
+    r2ag.set_defaults(handler=_train_r2ag)
     return parser
 
 
@@ -146,15 +162,25 @@ def _eval(args: argparse.Namespace) -> int:
         raise RagscopeError(f"pack {args.pack} has no questions to evaluate (questions.jsonl)")
     for method in methods:  # unknown names fail now, not after an hour of evaluation
         get_method(method)
+    if args.judge and args.backend == "offline":
+        raise RagscopeError("--judge needs a language model: use --backend hf or openai")
     workbench.retrieval.ensure_index()
     with tqdm(total=len(methods) * len(questions), unit="q", file=sys.stderr) as bar:
         results, traces = evaluate(workbench, methods, questions,
                                    progress=lambda method, q, t: (bar.set_postfix_str(method), bar.update()))
+    if args.judge:
+        results = _judged(workbench, results)
     report = write_report(args.out, results, traces) if args.out else summarise(results)
     print(format_tables(report))
     if args.out:
         print(f"\nwrote {args.out / 'metrics.json'}, {args.out / 'results.csv'}, {args.out / 'traces.jsonl'}")
     return 0
+
+
+def _judged(workbench, results):  # noqa: ANN001, ANN202
+    from engine.evaluation.judge import LlmJudge
+
+    return LlmJudge(workbench.tools.chat).rejudge(results, workbench.pack.questions_by_id)
 
 
 def _index(args: argparse.Namespace) -> int:
@@ -245,4 +271,41 @@ def _train_retriever(args: argparse.Namespace) -> int:
     print(f"held-out ({manifest.heldout_pairs} pairs) recall@5 {m['recall@5_before']:.3f} → {m['recall@5_after']:.3f}, "
           f"recall@10 {m['recall@10_before']:.3f} → {m['recall@10_after']:.3f}")
     print(f"saved {result.folder}; use it with -p retriever=dense-ft")
+    return 0
+
+
+def _train_r2ag(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from tqdm import tqdm
+
+    from engine.r2ag.training import TrainConfig, train_r2ag
+    from engine.retrieval.suite import RETRIEVER_NAMES
+
+    if args.backend not in ("offline", "hf"):
+        raise RagscopeError(f"train-r2ag takes --backend offline (relevance only) or hf (joint); got {args.backend!r}")
+    if args.retriever not in RETRIEVER_NAMES:
+        raise RagscopeError(f"unknown retriever {args.retriever!r}; known: {', '.join(RETRIEVER_NAMES)}")
+    if args.k < 1 or any(v is not None and v < 1 for v in (args.epochs, args.lm_epochs)):
+        raise RagscopeError("--k, --epochs and --lm-epochs must be at least 1")
+    chosen = {"epochs": args.epochs, "lm_epochs": args.lm_epochs, "seed": args.seed}
+    config = replace(TrainConfig(k=args.k, retriever=args.retriever, list_order=args.order),
+                     **{name: value for name, value in chosen.items() if value is not None})
+    workbench = _workbench(args)
+    chat = workbench.tools.chat if args.backend == "hf" else None
+    with tqdm(unit="step", file=sys.stderr) as bar:
+        def progress(step: int, total: int, loss: float) -> None:
+            bar.total = total
+            bar.set_postfix_str(f"loss {loss:.3f}")
+            bar.update(step - bar.n)
+
+        result = train_r2ag(workbench.pack, workbench.retrieval, config, chat=chat, out=args.out, progress=progress)
+    m, meta = result.meta.metrics, result.meta
+    print(f"trained the R2-Former ({meta.objective}, k={meta.k}, {int(m['train_lists'])} lists) in "
+          f"{result.seconds:.1f} s")
+    for part in ("train", "heldout"):
+        if f"{part}_map_retriever" in m:
+            print(f"{part} ({int(m[part + '_lists'])} lists) MAP: retriever order {m[part + '_map_retriever']:.4f}, "
+                  f"by r {m[part + '_map_r']:.4f}, R2-Former {m[part + '_map_r2former']:.4f}")
+    print(f"saved {result.path}" + (f" for {meta.llm}" if meta.llm else " (relevance only: re-ranks; injects nothing)"))
     return 0

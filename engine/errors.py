@@ -44,3 +44,7 @@ class BackendError(RagscopeError):
 
 class RunCancelled(RagscopeError):
     """The user stopped a run; the steps yielded so far are kept."""
+
+
+class CheckpointError(RagscopeError):
+    """A trained model file (e.g. an R2-Former) is missing, unreadable or was trained for another setup."""

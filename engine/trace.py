@@ -148,6 +148,12 @@ class AttentionStep(Step):
     y_labels: tuple[str, ...]
     segments: tuple[Segment, ...] = ()
     note: str = ""
+    # per-head matrices (heads × rows × columns) when small enough to keep, e.g. the R2-Former's k × k
+    heads: tuple[tuple[tuple[float, ...], ...], ...] = ()
+    # which run the map belongs to, so two runs can be shown side by side (e.g. "R2AG", "plain RAG")
+    group: str = ""
+    # labels (x or y) to mark, e.g. the gold documents when the question came from the pack
+    highlight: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -155,12 +161,15 @@ class FeaturesStep(Step):
     kind: ClassVar[str] = "features"
     columns: tuple[str, ...]
     rows: tuple[tuple[Scalar, ...], ...]
+    note: str = ""  # what the columns mean or where they come from
 
 
 @dataclass(frozen=True, kw_only=True)
 class AttributesStep(Step):
     kind: ClassVar[str] = "attributes"
     labels: tuple[AttributeLabel, ...]
+    method: str = ""  # how they were predicted, e.g. "logreg" or "icl" (hybrid)
+    votes: tuple[str, ...] = ()  # one entry per sampled LLM vote, when there was a vote
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -169,6 +178,8 @@ class CalculationStep(Step):
     expression: str
     result: float | None = None
     error: str = ""
+    status: str = ""  # hybrid: ok | dup | forbidden_token | eval_error | trivial | empty
+    source: str = ""  # who wrote the expression, e.g. "LLM sample 2" or "years from the evidence"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -33,10 +33,11 @@ if not pack.questions:
 if st.button("Start the tour", type="primary", key="demo.start"):
     traces = {}
     bar = st.progress(0.0, text="Asking…")
-    for i, method in enumerate(method_ids()):
+    tour = sorted(method_ids(), key=lambda m: m != "vanilla")  # the baseline first, then what improves on it
+    for i, method in enumerate(tour):
         question = _showcase_question(method)
         traces[method] = workbench.ask(question.question, method, question_id=question.id)
-        bar.progress((i + 1) / len(method_ids()), text=f"{METHODS[method].label} done")
+        bar.progress((i + 1) / len(tour), text=f"{METHODS[method].label} done")
     bar.empty()
     st.session_state[_TRACES] = traces
     for method in traces:  # every stop starts playing from its first round

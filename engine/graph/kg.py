@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
+from typing import Any, TypeVar
 
 import networkx as nx
 
 from engine.knowledge.records import Pack, Triple
+
+T = TypeVar("T")
 
 
 class KnowledgeGraph:
@@ -19,6 +23,15 @@ class KnowledgeGraph:
         for t in triples:
             self.graph.add_edge(t.head, t.tail, key=f"{t.relation}|{t.time}", triple=t)
         self._extra = tuple(e for e in extra_entities if e.strip())
+        self._derived: dict[str, Any] = {}
+        self._derived_lock = threading.Lock()
+
+    def derived(self, key: str, build: Callable[[], T]) -> T:
+        """A structure built once from this KG (a name index, a gazetteer) and shared by every run."""
+        with self._derived_lock:
+            if key not in self._derived:
+                self._derived[key] = build()
+            return self._derived[key]
 
     @classmethod
     def from_pack(cls, pack: Pack) -> KnowledgeGraph:

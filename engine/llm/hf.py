@@ -163,6 +163,13 @@ class HfChatModel:
                                               **self._sampling(settings))
         return self._completion(out[0].tolist(), prompt, settings, started, tokens_in=ids.shape[1]), positions
 
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold the model for a custom forward pass (R2AG's injection): the generation lock, and model
+        failures turned into BackendErrors as for `complete`."""
+        with self._lock, _model_errors():
+            yield
+
     def embed(self, ids: Any) -> Any:
         """Token embeddings (1, tokens, hidden) exactly as the model's first layer sees them."""
         return self.model_obj.get_input_embeddings()(ids).clone()

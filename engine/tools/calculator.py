@@ -10,6 +10,7 @@ import ast
 import math
 import operator
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -25,7 +26,9 @@ MAX_EXPONENT = 100
 MAX_ROUND_DIGITS = 15
 TIME_LIMIT_S = 0.05
 
-ALLOWED = "numbers, + - * / // % **, unary + -, parentheses and the calls abs, round, min, max"
+ALLOWED = ("numbers, + - * / // % **, unary + -, parentheses and the calls abs, round, min, max, sum, len, "
+           "float, int (a list or tuple of numbers only as a call's argument)")
+MAX_ITEMS = 50  # numbers in one list argument
 
 _BINARY: dict[type[ast.operator], Callable[[Number, Number], Number]] = {
     ast.Add: operator.add,
@@ -39,7 +42,8 @@ _UNARY: dict[type[ast.unaryop], Callable[[Number], Number]] = {
     ast.UAdd: operator.pos,
     ast.USub: operator.neg,
 }
-_CALLS = ("abs", "round", "min", "max")
+_CALLS = ("abs", "round", "min", "max", "sum", "len", "float", "int")
+_LIST_CALLS = ("min", "max", "sum", "len")  # the calls that may take one list or tuple
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,9 @@ def _parse(expression: str) -> ast.Expression:
             f"expression is {len(expression)} characters long; at most {MAX_CHARS} are allowed"
         )
     try:
-        tree = ast.parse(expression.strip(), mode="eval")
+        with warnings.catch_warnings():  # "1e3x" warns before it fails; the error message says enough
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(expression.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise CalculationError(f"expression {expression[:60]!r} is not valid arithmetic: {exc}") from None
     count = sum(1 for _ in ast.walk(tree))
@@ -151,8 +157,23 @@ def _call(node: ast.Call, budget: _Budget) -> Number:
         raise CalculationError(f"{_describe(node.func)} cannot be called; allowed calls: {', '.join(_CALLS)}")
     if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
         raise CalculationError(f"{name}() takes plain arguments only (no keywords or *args)")
+    if name in _LIST_CALLS and len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple)):
+        items = node.args[0].elts
+        if len(items) > MAX_ITEMS:
+            raise CalculationError(f"{name}() got {len(items)} numbers; at most {MAX_ITEMS} are allowed")
+        return _checked(_apply_list(name, [_evaluate(a, budget) for a in items]))
+    if name in ("sum", "len"):
+        raise CalculationError(f"{name}() takes one list or tuple of numbers, e.g. {name}([1, 2, 3])")
     args = [_evaluate(a, budget) for a in node.args]
     return _checked(_apply(name, args))
+
+
+def _apply_list(name: str, items: list[Number]) -> Number:
+    if name == "len":
+        return len(items)
+    if name == "sum":
+        return sum(items)
+    return _apply(name, items)
 
 
 def _apply(name: str, args: list[Number]) -> Number:
@@ -160,10 +181,10 @@ def _apply(name: str, args: list[Number]) -> Number:
         if not args:
             raise CalculationError(f"{name}() needs at least one number")
         return min(args) if name == "min" else max(args)
-    if name == "abs":
+    if name in ("abs", "float", "int"):
         if len(args) != 1:
-            raise CalculationError(f"abs() takes exactly one number, got {len(args)}")
-        return abs(args[0])
+            raise CalculationError(f"{name}() takes exactly one number, got {len(args)}")
+        return {"abs": abs, "float": float, "int": int}[name](args[0])
     if len(args) not in (1, 2):
         raise CalculationError(f"round() takes a number and optional digits, got {len(args)} arguments")
     if len(args) == 2 and (not float(args[1]).is_integer() or abs(args[1]) > MAX_ROUND_DIGITS):

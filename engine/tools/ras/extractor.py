@@ -12,7 +12,6 @@ physicist born in' → 'physicist born in'); it maps onto the pack's relation vo
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -51,19 +50,6 @@ class _Mentions:
                                   re.IGNORECASE) if names else None
 
 
-_MENTIONS: dict[int, tuple[KnowledgeGraph, _Mentions]] = {}
-_LOCK = threading.Lock()
-
-
-def _mentions_for(kg: KnowledgeGraph) -> _Mentions:
-    with _LOCK:
-        got = _MENTIONS.get(id(kg))
-        if got is None or got[0] is not kg:
-            got = (kg, _Mentions(kg))
-            _MENTIONS[id(kg)] = got
-        return got[1]
-
-
 @dataclass
 class OfflineExtractor(Extractor):
     kg: KnowledgeGraph
@@ -74,7 +60,7 @@ class OfflineExtractor(Extractor):
     _vocab: np.ndarray | None = field(default=None, repr=False)
 
     def extract(self, hit: Hit) -> Extraction:
-        mentions = _mentions_for(self.kg)
+        mentions = self.kg.derived("ras-mentions", lambda: _Mentions(self.kg))
         own = mentions.canonical.get(fold(hit.title).lower()) or mentions.canonical.get(hit.title.lower())
         raw: list[tuple[str, str, str, bool]] = []  # head, phrase, tail, tail is a year
         last_subject = own

@@ -22,7 +22,6 @@ to the original one).
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -56,19 +55,6 @@ class Resolution:
         return "; ".join(f"{phrase!r} is {answer!r}" for phrase, answer in self.bridges)
 
 
-_GAZETTEERS: dict[int, tuple[KnowledgeGraph, Gazetteer]] = {}
-_LOCK = threading.Lock()
-
-
-def _gazetteer(kg: KnowledgeGraph) -> Gazetteer:
-    with _LOCK:
-        got = _GAZETTEERS.get(id(kg))
-        if got is None or got[0] is not kg:
-            got = (kg, Gazetteer(kg.entities))
-            _GAZETTEERS[id(kg)] = got
-        return got[1]
-
-
 def innermost_hop(question: str, gazetteer: Gazetteer) -> Hop | None:
     """The relational phrase nested deepest: in 'the city where X's nephew was born', 'X's nephew'."""
     hop = question_hop(question, gazetteer)
@@ -99,7 +85,7 @@ def resolve(question: str, reader: Reader, kg: KnowledgeGraph, graph: QueryGraph
     A phrase's answer becomes a bridge at BRIDGE_CONFIDENCE once the phrase was itself a sub-query
     (read over what came for it), and only at `trust` before: the evidence came for another question.
     """
-    gazetteer = _gazetteer(kg).extended(graph.nodes.values())
+    gazetteer = kg.derived("gazetteer", lambda: Gazetteer(kg.entities)).extended(graph.nodes.values())
     working, bridges, citations, steps = question, [], [], []
     for _ in range(MAX_RESOLVED):
         hop = innermost_hop(working, gazetteer)

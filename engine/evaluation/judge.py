@@ -1,0 +1,49 @@
+"""An optional LLM judge for CRAG scoring on LLM backends (DESIGN §10; CRAG: rule matching, then a model).
+
+Rule matching (alias-aware containment, engine/evaluation/metrics.py) decides first; only answers it
+scored hallucinated go to the judge, which may upgrade them to correct — a paraphrase ("the Peace
+Prize" for "Nobel Peace Prize"). Missing answers stay missing. A judge reply that names no grade, or a
+failed call, leaves the rule-matching outcome as it was.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from engine.evaluation.runner import QuestionResult
+from engine.knowledge.records import Question
+from engine.llm.chat import ChatModel, GenerationSettings, Message
+from engine.tools.llm_call import call_model
+from engine.tools.prompts import fill, load_prompt
+
+JUDGE_SETTINGS = GenerationSettings(max_new_tokens=8)
+_GRADE = re.compile(r"\b(incorrect|correct)\b", re.IGNORECASE)
+
+
+def parse_grade(text: str) -> str:
+    """'correct', 'incorrect' or '' (no grade): the first grade word wins, so 'incorrect' is not 'correct'."""
+    match = _GRADE.search(text or "")
+    return match.group(1).lower() if match else ""
+
+
+@dataclass(frozen=True)
+class LlmJudge:
+    chat: ChatModel
+    settings: GenerationSettings = JUDGE_SETTINGS
+
+    def grade(self, question: str, answer: str, golds: Sequence[str]) -> str:
+        prompt = fill(load_prompt("hybrid_judge"), question=question, golds=" | ".join(golds), answer=answer)
+        return parse_grade(call_model(self.chat, (Message("user", prompt),), self.settings, role="judge").text)
+
+    def rejudge(self, results: Sequence[QuestionResult], questions: Mapping[str, Question]) -> list[QuestionResult]:
+        """The results with hallucinated answers the judge grades correct turned correct (`acc` becomes 1)."""
+        judged = []
+        for result in results:
+            question = questions.get(result.question_id)
+            if result.outcome == "hallucinated" and question is not None and \
+                    self.grade(question.question, result.answer, question.answers) == "correct":
+                result = replace(result, outcome="correct", acc=1.0)
+            judged.append(result)
+        return judged
