@@ -92,3 +92,10 @@ def test_a_pack_without_relations_keeps_verb_phrases_and_years(extractor):
     got = set(bare.extract(Hit("d", "c", "Alice Varga", "Alice Varga moved to Dorvik in 1931.", 1.0, 1)).triples)
     assert Triple("Alice Varga", "moved_to", "Dorvik") in got
     assert any(t.tail == "1931" for t in got)
+
+
+def test_the_unresolved_part_of_a_question_loses_the_linked_names_and_their_articles():
+    from engine.tools.ras.offline import unresolved
+
+    assert unresolved("Who discovered the neutron?", ["neutron"]) == "Who discovered?"
+    assert unresolved("Where was Alice Varga's advisor born?", ["Alice Varga"]) == "Where was advisor born?"

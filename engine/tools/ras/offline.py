@@ -192,7 +192,7 @@ def unresolved(question: str, mentions: Sequence[str]) -> str:
     """The question without the entity mentions it was linked by (the resolved part)."""
     text = question
     for m in sorted(mentions, key=len, reverse=True):
-        text = re.sub(rf"(?<!\w){re.escape(m)}(?:['’]s)?(?!\w)", " ", text, flags=re.IGNORECASE)
+        text = re.sub(rf"(?:\b(?:the|a|an)\s+)?(?<!\w){re.escape(m)}(?:['’]s)?(?!\w)", " ", text, flags=re.IGNORECASE)
     return one_line(text).strip(" ?.,") + ("?" if question.strip().endswith("?") else "")
 
 
