@@ -27,7 +27,6 @@ from engine.tools.bundle import ToolBundle
 
 QUANTIZATIONS = ("auto", "nf4", "int8", "none")
 DEVICES = ("auto", "cpu", "cuda")
-INJECT_MARKER = "<|inject|>"
 
 
 @dataclass(frozen=True)
@@ -140,29 +139,6 @@ class HfChatModel:
                 step_ids = torch.tensor([[token]], device=prompt.ids.device)
         return tokens, rows[0], np.stack(rows)
 
-    def complete_with_injection(
-        self, messages: Sequence[Message], vectors: Sequence[Any],
-        settings: GenerationSettings = GenerationSettings(),
-    ) -> tuple[Completion, tuple[int, ...]]:
-        """Generate from `inputs_embeds` where each INJECT_MARKER in the prompt becomes one position
-        holding the next vector of `vectors` (hidden-size each). Returns the positions used."""
-        prompt = self.render(messages)
-        started = time.perf_counter()
-        with self._lock, _model_errors():
-            import torch
-
-            ids, positions = self._ids_with_slots(prompt.text)
-            if len(positions) != len(vectors):
-                raise BackendError(f"the prompt has {len(positions)} injection markers but {len(vectors)} "
-                                   "vectors were given")
-            with torch.no_grad():
-                embeds = self.embed(ids)
-                for position, vector in zip(positions, vectors):
-                    embeds[0, position] = torch.as_tensor(vector, dtype=embeds.dtype, device=embeds.device)
-                out = self.model_obj.generate(inputs_embeds=embeds, attention_mask=torch.ones_like(ids),
-                                              **self._sampling(settings))
-        return self._completion(out[0].tolist(), prompt, settings, started, tokens_in=ids.shape[1]), positions
-
     @contextmanager
     def exclusive(self) -> Iterator[None]:
         """Hold the model for a custom forward pass (R2AG's injection): the generation lock, and model
@@ -173,22 +149,6 @@ class HfChatModel:
     def embed(self, ids: Any) -> Any:
         """Token embeddings (1, tokens, hidden) exactly as the model's first layer sees them."""
         return self.model_obj.get_input_embeddings()(ids).clone()
-
-    def _ids_with_slots(self, text: str) -> tuple[Any, tuple[int, ...]]:
-        """Tokenise around the markers; each marker becomes one placeholder (pad) token slot."""
-        import torch
-
-        pieces = text.split(INJECT_MARKER)
-        slot = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
-        ids: list[int] = []
-        positions: list[int] = []
-        special = not getattr(self.tokenizer, "chat_template", None)
-        for i, piece in enumerate(pieces):
-            ids += self.tokenizer(piece, add_special_tokens=special and i == 0)["input_ids"] if piece else []
-            if i < len(pieces) - 1:
-                positions.append(len(ids))
-                ids.append(int(slot))
-        return torch.tensor([ids], device=self.model_obj.device), tuple(positions)
 
     def _sampling(self, settings: GenerationSettings) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"max_new_tokens": settings.max_new_tokens,

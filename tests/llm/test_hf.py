@@ -9,7 +9,7 @@ import pytest
 from engine.errors import BackendError
 from engine.llm import hf
 from engine.llm.chat import GenerationSettings, Message, PromptSegment
-from engine.llm.hf import INJECT_MARKER, HfModelConfig, load_hf_model
+from engine.llm.hf import HfModelConfig, load_hf_model
 
 torch = pytest.importorskip("torch")
 SHORT = GenerationSettings(max_new_tokens=6)
@@ -78,16 +78,6 @@ def test_inputs_embeds_give_the_same_logits_as_input_ids(fp32):
         from_ids = fp32.model_obj(input_ids=ids).logits
         from_embeds = fp32.model_obj(inputs_embeds=fp32.embed(ids)).logits
     assert torch.allclose(from_ids, from_embeds, atol=1e-5)
-
-
-def test_injected_vectors_land_at_the_marker_positions(fp32):
-    messages = (Message("user", f"Doc {INJECT_MARKER} one. Doc {INJECT_MARKER} two."),)
-    vectors = [torch.zeros(64), torch.ones(64)]
-    completion, positions = fp32.complete_with_injection(messages, vectors, SHORT)
-    ids, slots = fp32._ids_with_slots(fp32.render(messages).text)
-    assert positions == slots and len(positions) == 2 and completion.tokens_out > 0
-    with pytest.raises(BackendError, match="2 injection markers but 1"):
-        fp32.complete_with_injection(messages, vectors[:1], SHORT)
 
 
 def test_one_model_per_process_is_reused_and_unloaded(tiny_llama):

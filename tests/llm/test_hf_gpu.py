@@ -32,3 +32,17 @@ def test_generation_and_attention_capture_run_on_the_gpu(on_gpu):
     completion, (by_layer, _) = on_gpu.complete_with_attention(messages, segments, GenerationSettings(max_new_tokens=4))
     assert completion.tokens_out == 4
     assert np.allclose(np.array(by_layer.matrix).sum(axis=1), 1.0, atol=1e-2)  # bf16 compute
+
+
+def test_r2ag_injection_into_an_nf4_model_changes_the_next_token_distribution(on_gpu):
+    from engine.r2ag.injection import prompt_embeddings
+    from engine.r2ag.prompt import PromptDoc, prompt_pieces, tokenize_prompt
+
+    docs = [PromptDoc("A", "Alpha was born in Ardmore."), PromptDoc("B", "Beta works in Bray.")]
+    prompt = tokenize_prompt(on_gpu.tokenizer, prompt_pieces("Where was Alpha born?", docs, slots=True), 4096)
+    hidden = on_gpu.model_obj.get_input_embeddings().weight.shape[1]
+    vectors = torch.randn(len(docs), hidden, device="cuda")
+    with torch.no_grad():
+        plain = on_gpu.model_obj(inputs_embeds=prompt_embeddings(on_gpu.model_obj, prompt, None)).logits[0, -1]
+        injected = on_gpu.model_obj(inputs_embeds=prompt_embeddings(on_gpu.model_obj, prompt, vectors)).logits[0, -1]
+    assert torch.isfinite(injected).all() and not torch.allclose(plain.float(), injected.float(), atol=1e-3)
