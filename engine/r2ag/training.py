@@ -129,13 +129,7 @@ def train_relevance(examples: Sequence[Example], config: TrainConfig, progress: 
         rng.shuffle(order)
         for start in range(0, len(order), config.batch_size):
             features, labels, pad = _batch(order[start:start + config.batch_size], config.k)
-            loss = qdm_loss(model(features, pad).logits, labels, pad)
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            step += 1
-            if progress:
-                progress(step, total, float(loss.detach()))
+            step = _update(optimiser, qdm_loss(model(features, pad).logits, labels, pad), step, total, progress)
     model.eval()
     return model
 
@@ -173,14 +167,20 @@ def train_joint(examples: Sequence[Example], chat: Any, config: TrainConfig,
                 vectors = model.project(out.hidden)[0, :len(e.hits)]          # (n, width)
                 embeds = prompt_embeddings(llm, full, vectors)
                 loss = qdm_loss(out.logits, qdm_labels, pad) + lm_loss(llm, embeds, labels)
-                optimiser.zero_grad()
-                loss.backward()
-                optimiser.step()
-                step += 1
-                if progress:
-                    progress(step, total, float(loss.detach()))
+                step = _update(optimiser, loss, step, total, progress)
     model.eval()
     return model
+
+
+def _update(optimiser: torch.optim.Optimizer, loss: torch.Tensor, step: int, total: int,
+            progress: Progress | None) -> int:
+    """One optimiser step; reports progress and returns the new step count."""
+    optimiser.zero_grad()
+    loss.backward()
+    optimiser.step()
+    if progress:
+        progress(step + 1, total, float(loss.detach()))
+    return step + 1
 
 
 def mean_ap(examples: Sequence[Example], ranking: Callable[[Example], Sequence[str]]) -> float:
