@@ -18,8 +18,12 @@ def render_answer(step: AnswerStep, *, key: str, sources: Mapping[str, tuple[str
     """`sources` maps doc id → (title, text) for the citations; `scores` is (EM, F1) against `gold`."""
     with st.container(border=True, key=f"{key}.card"):
         st.markdown("#### Answer")
-        (st.warning if step.refused else st.success)(
-            md_text(step.text), icon=":material/help:" if step.refused else ":material/check_circle:")
+        if step.refused:
+            st.warning(md_text(step.text), icon=":material/help:")
+        elif scores is not None and scores[1] == 0:  # answered, and not a word of it is in the gold answer
+            st.error(md_text(step.text), icon=":material/cancel:")
+        else:
+            st.success(md_text(step.text), icon=":material/check_circle:")
         producer = NO_MODEL_NOTE if step.backend == "offline" else f"{step.backend}: {step.model}"
         st.caption(f"by {producer} · confidence {step.confidence:.2f}")
         if gold:

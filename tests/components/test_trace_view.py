@@ -38,3 +38,18 @@ def test_the_round_shows_one_column_per_run():
     assert not at.exception
     assert [m.value for m in at.markdown if m.value in ("**R2AG**", "**plain RAG**")] == ["**R2AG**", "**plain RAG**"]
     assert any("side by side" in m.value for m in at.markdown)
+
+
+def _answers() -> None:
+    from components.answer import render_answer
+    from engine.trace import AnswerStep
+
+    render_answer(AnswerStep(text="Warsaw", backend="offline"), key="right", gold=("Warsaw",), scores=(1.0, 1.0))
+    render_answer(AnswerStep(text="Lyon", backend="offline"), key="wrong", gold=("Warsaw",), scores=(0.0, 0.0))
+    render_answer(AnswerStep(text="I don't know", refused=True, backend="offline"), key="idk")
+
+
+def test_an_answer_that_misses_the_gold_answer_is_not_shown_as_a_success():
+    at = AppTest.from_function(_answers).run()
+    assert [s.value for s in at.success] == ["Warsaw"]
+    assert [e.value for e in at.error] == ["Lyon"] and [w.value for w in at.warning] == ["I don't know"]
