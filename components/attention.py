@@ -34,6 +34,10 @@ def _marked(labels: list[str], highlight: tuple[str, ...]) -> list[str]:
     return [f"★ {label}" if label in highlight else label for label in labels]
 
 
+CROWDED = 12  # x labels drawn slanted up to this many columns, upright beyond
+UNREADABLE = 60  # beyond this many columns the labels are left to the hover text
+
+
 def heatmap_figure(step: AttentionStep, head: int | None = None) -> go.Figure | None:
     """None when there is nothing to draw. Cells are placed by index, not by label, so two rows that
     carry the same label (a repeated generated token) stay two rows. `head` picks one of `step.heads`."""
@@ -54,7 +58,9 @@ def heatmap_figure(step: AttentionStep, head: int | None = None) -> go.Figure | 
         title={"text": plain(step.name)}, height=min(max(140 + 22 * len(z), 280), 760),
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
         xaxis={"tickmode": "array", "tickvals": list(range(width)), "ticktext": [plain(_short(x)) for x in xs],
-               "tickangle": -35},
+               # many columns: upright labels stop overlapping; hundreds (a token view): hover instead
+               "tickangle": -35 if width <= CROWDED else -90, "showticklabels": width <= UNREADABLE,
+               "title": {"text": "" if width <= UNREADABLE else f"{width} columns — hover a cell for its label"}},
         yaxis={"tickmode": "array", "tickvals": list(range(len(z))), "ticktext": [plain(_short(y)) for y in ys],
                "autorange": "reversed"})
     return figure

@@ -170,3 +170,13 @@ def test_a_large_graph_is_capped_until_show_all_is_switched_on():
     at.run()
     assert any(c.value.startswith("80 of 80 nodes") for c in at.caption)
     assert len(at.get("iframe")) == 1
+
+
+def test_crowded_heatmap_labels_stand_upright_and_hundreds_are_left_to_hover():
+    def step(n: int) -> AttentionStep:
+        return AttentionStep(name="m", matrix=(tuple(0.1 for _ in range(n)),), x_labels=tuple(f"t{i}" for i in range(n)),
+                             y_labels=("layer 0",))
+
+    few, many, token_view = (heatmap_figure(step(n)).layout.xaxis for n in (5, 21, 300))
+    assert few.tickangle == -35 and many.tickangle == -90 and many.showticklabels
+    assert not token_view.showticklabels and "hover" in token_view.title.text
