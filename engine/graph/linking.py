@@ -16,6 +16,7 @@ import difflib
 import re
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -30,6 +31,7 @@ FUZZY_WEIGHT = 0.8  # a fuzzy link scores ratio * 0.8, so it always ranks below 
 EMBED_WEIGHT = 0.7
 FUZZY_CUTOFF = 0.85
 EMBED_CUTOFF = 0.8
+LINK_CACHE = 512  # questions whose links are remembered per linker
 MIN_NAME_CHARS = 3  # spec §2.2.3 [code]: names of length <= 2 are dropped
 
 _SPAN = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|von|van|der|du|la|le|the|and|in|for)\s+)*[A-Z][\w'’.-]*)*")
@@ -58,19 +60,39 @@ class EntityLinker:
         self._aliases = alias_table(kg.entities)
         self._alias_kg = KnowledgeGraph([], self._aliases) if self._aliases else None
         self._lower = {name.lower(): name for name in kg.entities if len(name) >= MIN_NAME_CHARS}
+        self._alias_lower: dict[str, str] = {}
+        for alias, target in self._aliases.items():
+            self._alias_lower.setdefault(alias.lower(), target)
         self._vectors: np.ndarray | None = None
         self._names: tuple[str, ...] = tuple(self._lower.values())
         self._lock = threading.Lock()
+        self._links: OrderedDict[str, tuple[EntityLink, ...]] = OrderedDict()
 
     def canonical(self, name: str) -> str | None:
         """The pack's name for `name` (same name in another case, or a derived alias), else None."""
         low = name.strip().lower()
         if low in self._lower:
             return self._lower[low]
-        return next((target for alias, target in self._aliases.items() if alias.lower() == low), None)
+        return self._alias_lower.get(low)
 
     def link(self, question: str) -> tuple[EntityLink, ...]:
-        """Linked entities, best first; an entity linked twice keeps its best link."""
+        """Linked entities, best first; an entity linked twice keeps its best link.
+
+        Remembered per text: methods link the same question in several places (RAS every round, the
+        hybrid's entity finder and premise check), and the fuzzy and embedding passes are the costly part.
+        """
+        with self._lock:
+            if question in self._links:
+                self._links.move_to_end(question)
+                return self._links[question]
+        links = self._link(question)
+        with self._lock:
+            self._links[question] = links
+            if len(self._links) > LINK_CACHE:
+                self._links.popitem(last=False)
+        return links
+
+    def _link(self, question: str) -> tuple[EntityLink, ...]:
         links: dict[str, EntityLink] = {}
         left = question
         for link in self._by_name(question):

@@ -4,7 +4,7 @@
 merged across rounds after normalisation, in three passes: case/space/punctuation folding, the pack's
 aliases (a KG name or alias matched as the whole string), then MiniLM cosine >= `threshold` to a node
 already in the graph. A triple seen again is kept once; every triple carries its provenance (round,
-sub-query, chunk, and whether that chunk had been read in an earlier round).
+sub-query, chunk); RAS never extracts a chunk twice.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.knowledge.records import Triple
 
 EMBED_MERGE = 0.9
 _FOLD = re.compile(r"[^\w]+")
@@ -37,10 +36,6 @@ class GraphTriple:
     subquery: str = ""
     chunk_id: str = ""
     doc_id: str = ""
-    seen_before: bool = False
-
-    def as_triple(self) -> Triple:
-        return Triple(self.head, self.relation, self.tail)
 
     def render(self) -> str:
         return f"(S> {self.head}| P> {self.relation}| O> {self.tail})"
@@ -104,10 +99,7 @@ class QueryGraph:
             if ends[0] == ends[1] or key in present:
                 continue
             present.add(key)
-            g = GraphTriple(ends[0], t.relation, ends[1], t.round, t.subquery, t.chunk_id, t.doc_id, t.seen_before)
+            g = GraphTriple(ends[0], t.relation, ends[1], t.round, t.subquery, t.chunk_id, t.doc_id)
             self.triples.append(g)
             added.append(g)
         return Delta(tuple(new_nodes), tuple(added), tuple(dict.fromkeys(merged)))
-
-    def facts(self) -> tuple[Triple, ...]:
-        return tuple(t.as_triple() for t in self.triples)

@@ -11,6 +11,7 @@ tie goes to the label voted first; labels parse by substring, else the closest l
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import json
 import random
@@ -57,7 +58,9 @@ class Attributes:
     steps: tuple[Step, ...] = ()
 
 
+@functools.cache
 def load_examples(path: Path = EXAMPLES_PATH) -> tuple[Example, ...]:
+    """Read once per process: the LLM's demonstrations and the offline classifier's training set."""
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return tuple(Example(r["question"], r["question_type"], r["dynamism"], r.get("domain", "")) for r in rows)
 
@@ -95,7 +98,7 @@ _MODELS_LOCK = threading.Lock()
 
 def attribute_model(embedder: Embedder) -> AttributeModel:
     """Trained once per process and embedder (about a second on 2 cores), shared by every run."""
-    key = f"{embedder.id}:{hashlib.sha256(EXAMPLES_PATH.read_bytes()).hexdigest()[:12]}"
+    key = embedder.id
     with _MODELS_LOCK:
         if key not in _MODELS:
             _MODELS[key] = AttributeModel(embedder, load_examples())
@@ -148,8 +151,8 @@ class LlmAttributePredictor:
             got = parse_attributes(reply.text)
             if got is not None:
                 parsed.append(got)
-        offline = self.fallback.predict(question)
         if not parsed:
+            offline = self.fallback.predict(question)
             message = (f"no attribute sample had 'question_type: …' and 'dynamism: …'; used the logistic "
                        f"regression's {offline.question_type} / {offline.dynamism}")
             return Attributes(offline.question_type, offline.type_confidence, offline.dynamism,

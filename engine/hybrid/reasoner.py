@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 from engine.knowledge.records import INVALID_QUESTION, Triple
 from engine.llm.chat import ChatModel, GenerationSettings, Message
-from engine.tools.base import IDK, QuestionClassifier, Reader, Reading
+from engine.tools.base import IDK, QuestionClassifier, Reader, Reading, echoes_question
 from engine.tools.llm_call import call_model, one_line
 from engine.tools.prompts import fill, load_prompt
 from engine.trace import Hit, Step
@@ -190,7 +190,7 @@ class OfflineReasoner:
         if reading.refused:
             return Decision(IDK, "offline_reader", f"the reader refused: {reading.rationale}", refused=True,
                             steps=reading.steps)
-        if self._echoes(question, reading.answer):
+        if echoes_question(question, reading.answer, self.classifier):
             return Decision(IDK, "offline_reader", f"the best guess {reading.answer!r} only repeats a name the question "
                             "already gives: refusing rather than guessing", refused=True, steps=reading.steps)
         if reading.confidence < self.min_confidence:
@@ -200,10 +200,3 @@ class OfflineReasoner:
                             refused=True, confidence=reading.confidence, steps=reading.steps)
         return Decision(reading.answer, "offline_reader", reading.rationale, confidence=reading.confidence,
                         citations=reading.citations, steps=reading.steps)
-
-    def _echoes(self, question: str, answer: str) -> bool:
-        """An answer the question names is no answer, unless the question offers it as a choice."""
-        if not answer or answer.lower() not in question.lower():
-            return False
-        kind = self.classifier.classify(question).kind if self.classifier else ""
-        return kind not in ("choice", "yes_no")

@@ -146,10 +146,6 @@ class HfChatModel:
         with self._lock, _model_errors():
             yield
 
-    def embed(self, ids: Any) -> Any:
-        """Token embeddings (1, tokens, hidden) exactly as the model's first layer sees them."""
-        return self.model_obj.get_input_embeddings()(ids).clone()
-
     def _sampling(self, settings: GenerationSettings) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"max_new_tokens": settings.max_new_tokens,
                                   "pad_token_id": self.tokenizer.pad_token_id or self.tokenizer.eos_token_id}

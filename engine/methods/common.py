@@ -19,10 +19,14 @@ def distinct_docs(hits: Sequence[Hit]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(h.doc_id for h in hits))
 
 
-def reading_steps(reading: Reading, iteration: int) -> Iterator[Step]:
+def placed(steps: Sequence[Step], iteration: int) -> Iterator[Step]:
     """The steps a tool recorded (calculations, LLM calls, parser fallbacks), placed in this round."""
-    for step in reading.steps:
+    for step in steps:
         yield replace(step, iteration=iteration)
+
+
+def reading_steps(reading: Reading, iteration: int) -> Iterator[Step]:
+    return placed(reading.steps, iteration)
 
 
 def answer_step(reading: Reading, evidence: Sequence[Hit], tools: ToolBundle, iteration: int) -> AnswerStep:

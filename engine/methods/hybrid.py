@@ -15,11 +15,10 @@ answer. Decisions that live here (more in engine/hybrid/*):
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from engine.graph.linking import entity_linker
+from engine.graph.linking import EntityLinker, entity_linker
 from engine.hybrid import policy
 from engine.hybrid.attributes import Attributes, describe
 from engine.hybrid.calculations import Calculation
@@ -35,7 +34,7 @@ from engine.hybrid.reasoner import Decision, References
 from engine.hybrid.toolkit import HybridTools, Sampling, hybrid_tools
 from engine.knowledge.records import INVALID_QUESTION
 from engine.methods.base import Method, RunContext, register
-from engine.methods.common import distinct_docs
+from engine.methods.common import distinct_docs, placed
 from engine.params import param
 from engine.tools.base import IDK
 from engine.tools.offline_reader import fact_sentence
@@ -99,7 +98,7 @@ class HybridMethod(Method):
         ctx.check()
         # §2.3 attribute predictor and the dynamic gate
         attributes = tools.attributes.predict(question)
-        yield from _placed(attributes.steps, ATTRIBUTES)
+        yield from placed(attributes.steps, ATTRIBUTES)
         yield _attributes_step(attributes)
         verdict = policy.dynamic_gate(attributes, params.dynamic_gate)
         yield DecisionStep(iteration=ATTRIBUTES, title="Gate: " + ("dynamic" if verdict.answer else "static"),
@@ -116,7 +115,7 @@ class HybridMethod(Method):
         table_text = tables_block(kept_tables)
         calcs = tools.calculator(entities).propose(question, chunk_text, table_text,
                                                    [fact_sentence(t) for t in kg.facts])
-        yield from _placed(calcs.steps, CALCULATOR)
+        yield from placed(calcs.steps, CALCULATOR)
         yield from _calculation_steps(calcs.items)
         ctx.check()
         # §2.5 knowledge extractor (LLM only)
@@ -124,9 +123,9 @@ class HybridMethod(Method):
         yield from _knowledge_steps(direct)
         ctx.check()
         # §2.6 KG look-ups and the premise check
-        yield from _placed(kg.steps, KG)
+        yield from placed(kg.steps, KG)
         yield _kg_delta(kg)
-        premise, answer = self._premise(question, ctx)
+        premise, answer = self._premise(question, ctx, linker)
         yield DecisionStep(iteration=KG, title=f"Premise check: {premise.verdict}",
                            action="false_premise" if premise.contradicted else "premise_ok", detail=premise.reason)
         if answer is not None:
@@ -136,7 +135,7 @@ class HybridMethod(Method):
         # §2.7-2.8 reasoning: answer, refuse or flag a false premise
         refs = _references(question, hits, kept_tables, calcs.ok, direct, kg, premise, answer, ctx)
         decision = self._reason(question, tools, refs, premise)
-        yield from _placed(decision.steps, REASONING)
+        yield from placed(decision.steps, REASONING)
         yield DecisionStep(iteration=REASONING, title=f"Route: {decision.route}", action=decision.route,
                            detail=decision.reason)
         yield _final(decision, hits, ctx, REASONING)
@@ -155,9 +154,9 @@ class HybridMethod(Method):
                 chunks += document_chunks(ctx.pack.documents_by_id[doc_id], params.sentence_cap)
         return dedupe(chunks), tables
 
-    def _premise(self, question: str, ctx: RunContext) -> tuple[PremiseCheck, KgAnswer | None]:
+    def _premise(self, question: str, ctx: RunContext, linker: EntityLinker) -> tuple[PremiseCheck, KgAnswer | None]:
         """The premise check, and a direct KG answer when the premise stands and the question has one."""
-        links = entity_linker(ctx.tools.kg, ctx.retrieval.embedder).link(question)
+        links = linker.link(question)
         checker = _checker(ctx)
         premise = checker.check(question, links, ctx.tools.classifier.classify(question).kind == "choice")
         return premise, None if premise.contradicted else kg_answer(question, links, checker)
@@ -172,15 +171,10 @@ class HybridMethod(Method):
 # ---- helpers ---------------------------------------------------------------------------------------------
 
 
-_CHECKERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def _checker(ctx: RunContext) -> PremiseChecker:
-    """One checker per KG (its relation vectors are computed once)."""
-    if ctx.tools.kg not in _CHECKERS:
-        _CHECKERS[ctx.tools.kg] = PremiseChecker(ctx.tools.kg, ctx.retrieval.embedder, ctx.pack.documents,
-                                                 ctx.pack.rules)
-    return _CHECKERS[ctx.tools.kg]
+    """One checker per KG and embedder (its relation vectors are computed once)."""
+    return ctx.tools.kg.derived(f"hybrid.premise:{ctx.retrieval.embedder.id}", lambda: PremiseChecker(
+        ctx.tools.kg, ctx.retrieval.embedder, ctx.pack.documents, ctx.pack.rules))
 
 
 def _vectors(ctx: RunContext) -> TextVectors:
@@ -189,10 +183,6 @@ def _vectors(ctx: RunContext) -> TextVectors:
         _VECTORS[embedder.id] = TextVectors(embedder)
     return _VECTORS[embedder.id]
 
-
-def _placed(steps: Sequence[Step], iteration: int) -> Iterator[Step]:
-    for step in steps:
-        yield replace(step, iteration=iteration)
 
 
 def _hit(chunk: PageChunk, score: float, rank: int) -> Hit:
@@ -237,7 +227,7 @@ def _knowledge_steps(direct: DirectAnswer | None) -> Iterator[Step]:
         yield DecisionStep(iteration=KNOWLEDGE, title="Knowledge extractor skipped", action="skip",
                            detail="the closed-book answer needs a language model (spec §2.5); offline has none")
         return
-    yield from _placed(direct.steps, KNOWLEDGE)
+    yield from placed(direct.steps, KNOWLEDGE)
     yield DecisionStep(iteration=KNOWLEDGE, title=f"Closed-book answer: {direct.kind}", action=direct.kind,
                        detail=f"{direct.parsed!r} — passed on as possibly hallucinated")
 

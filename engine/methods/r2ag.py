@@ -209,7 +209,7 @@ def _generate(question: str, ctx: RunContext, params: R2agParams, model: _Model,
         if generation.first is not None:
             from engine.r2ag.views import llm_attention_steps
 
-            pieces = [tokenizer.decode([t]) for t in prompt.ids]
+            pieces = tokenizer.batch_decode([[t] for t in prompt.ids])  # one call, not one per token
             yield from llm_attention_steps(generation.first, generation.per_token, generation.pieces,
                                            prompt.segments, pieces, group, highlight, ITERATION)
         ctx.check()

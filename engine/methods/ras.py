@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from engine.graph.linking import entity_linker
 from engine.graph.query_graph import Delta, GraphTriple, QueryGraph
 from engine.methods.base import Method, RunContext, register
-from engine.methods.common import answer_step, reading_steps
+from engine.methods.common import answer_step, placed, reading_steps
 from engine.params import param
 from engine.retrieval.suite import RETRIEVER_NAMES
 from engine.tools.ras import RasTools, Round, ras_tools
@@ -57,7 +57,7 @@ class RasMethod(Method):
         rounds: list[Round] = []
         read: dict[str, Hit] = {}  # chunk id → first hit, in retrieval order
         plan = tools.planner.plan(question, rounds, graph, ())
-        yield from _placed(plan.steps, 0)
+        yield from placed(plan.steps, 0)
         if plan.action != "subq":
             yield DecisionStep(iteration=0, title=f"Planner: {_label(plan.action)}", action=plan.action,
                                detail="answering without retrieval")
@@ -77,7 +77,7 @@ class RasMethod(Method):
                     continue
                 read[hit.chunk_id] = hit
                 extraction = tools.extractor.extract(hit)
-                yield from _placed(extraction.steps, i)
+                yield from placed(extraction.steps, i)
                 found += [GraphTriple(t.head, t.relation, t.tail, i, subquery, hit.chunk_id, hit.doc_id)
                           for t in extraction.triples]
             delta = graph.add(found)
@@ -91,7 +91,7 @@ class RasMethod(Method):
                 yield from _answer(tools, question, rounds, graph, evidence, ctx, i)
                 return
             plan = tools.planner.plan(question, rounds, graph, evidence)
-            yield from _placed(plan.steps, i)
+            yield from placed(plan.steps, i)
             if plan.action != "subq":
                 yield DecisionStep(iteration=i, title="Planner: [SUFFICIENT]", action="sufficient",
                                    detail=plan.reason or "the planner judged the graph sufficient")
@@ -114,10 +114,6 @@ def _answer(tools: RasTools, question: str, rounds: Sequence[Round], graph: Quer
 def _label(action: str) -> str:
     return {"no_retrieval": "[NO_RETRIEVAL]", "sufficient": "[SUFFICIENT]"}.get(action, action)
 
-
-def _placed(steps: Sequence[Step], iteration: int) -> Iterator[Step]:
-    for step in steps:
-        yield replace(step, iteration=iteration)
 
 
 def _delta_step(i: int, delta: Delta, extracted: int) -> GraphDeltaStep:

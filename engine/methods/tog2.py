@@ -28,7 +28,7 @@ from engine.graph.exploration import (
 from engine.graph.linking import EntityLink, entity_linker
 from engine.knowledge.records import Triple
 from engine.methods.base import Method, RunContext, register
-from engine.methods.common import answer_step, reading_steps
+from engine.methods.common import answer_step, placed, retrieve_and_read
 from engine.params import param
 from engine.retrieval.suite import RETRIEVER_NAMES
 from engine.tools.tog2_tools import RelationChoice, Reasoning, TopicChoice, tog2_tools
@@ -90,7 +90,7 @@ class Tog2Method(Method):
         # §2.1.2 topic prune
         choice = (tools.topic.prune(question, links, params.width) if len(links) > 2
                   else TopicChoice(tuple(link.entity for link in links[:params.width])))
-        yield from _placed(choice.steps, 0)
+        yield from placed(choice.steps, 0)
         yield _linking_delta(links, choice)
         yield _linking_decision(links, choice)
         # §2.1.3 initial context over the topic entities' documents
@@ -105,7 +105,7 @@ class Tog2Method(Method):
             state, reasoning, stop = yield from self._round(question, ctx, graph, tools, state, depth, final)
             if reasoning is None:  # nothing left to explore: one best-effort call over what was gathered
                 reasoning = tools.reasoner.reason(question, state.facts, _top(state.pool, params.k), state.clue, True)
-                yield from _placed(reasoning.steps, depth)
+                yield from placed(reasoning.steps, depth)
                 yield DecisionStep(iteration=depth, title="Exploration ended", action="answer", detail=stop)
                 yield _answer(reasoning, state, ctx, depth)
                 return
@@ -134,7 +134,7 @@ class Tog2Method(Method):
             return state, None, f"no relations left around {', '.join(state.frontier)} at depth {depth}"
         # §2.2.2 relation prune
         choice = tools.relations.prune(question, state.clue, state.paths, relations, params.width, params.prune_mode)
-        yield from _placed(choice.steps, depth)
+        yield from placed(choice.steps, depth)
         # §2.2.3 entity discovery (capped)
         kept_relations = [(s.entity, s.relation, s.score) for s in choice.kept]
         candidates = discover_candidates(graph, question, kept_relations, set(state.visited),
@@ -161,7 +161,7 @@ class Tog2Method(Method):
             return state, None, f"no candidate's chunks reached the top {params.k} at depth {depth}"
         # §2.2.6 reasoning step
         reasoning = tools.reasoner.reason(question, state.facts, _top(state.pool, params.k), state.clue, final)
-        yield from _placed(reasoning.steps, depth)
+        yield from placed(reasoning.steps, depth)
         return state, reasoning, ""
 
     def _text_only(self, question: str, ctx: RunContext) -> Iterator[Step]:
@@ -169,12 +169,8 @@ class Tog2Method(Method):
         yield DecisionStep(iteration=0, title="No entity linked", action="fallback",
                            detail="no entity of the pack was found in the question; falling back to plain "
                            f"text retrieval ({params.retriever}) and the reader")
-        hits = ctx.retrieval.search(question, k=params.k, retriever=params.retriever, provenance="question")
-        yield RetrievalStep(iteration=1, title=f"Top {len(hits)} chunks ({params.retriever})", query=question,
-                            retriever=params.retriever, hits=hits)
-        reading = ctx.tools.reader.read(question, hits)
-        yield from reading_steps(reading, iteration=1)
-        yield answer_step(reading, hits, ctx.tools, iteration=1)
+        yield from retrieve_and_read(question, ctx, params.k, params.retriever,
+                                     title=f"Top {{n}} chunks ({params.retriever})")
 
 
 # ---- helpers ----------------------------------------------------------------------------------------
@@ -184,11 +180,6 @@ def _forced(reasoning: Reasoning, final: bool, params: Tog2Params) -> bool:
     """At the cap the answer was asked for; it counts as sufficient only if it would have been anyway."""
     return final and reasoning.reading.confidence < params.sufficiency
 
-
-def _placed(steps: Sequence[Step], iteration: int) -> Iterator[Step]:
-    """A tool's recorded steps (LLM calls, parser fallbacks), placed in this round."""
-    for step in steps:
-        yield replace(step, iteration=iteration)
 
 
 def _advance(state: _State, candidates: Sequence[Candidate], literals: Sequence[Candidate],

@@ -48,3 +48,12 @@ class Reader(ABC):
 
     @abstractmethod
     def read(self, question: str, evidence: Sequence[Hit], facts: Sequence[Triple] = ()) -> Reading: ...
+
+
+def echoes_question(question: str, answer: str, classifier: QuestionClassifier | None) -> bool:
+    """An answer the question itself names is a hop not yet taken (or no answer at all), unless the
+    question offers it as a choice ("A or B?", yes/no)."""
+    if not answer or answer.lower() not in question.lower():
+        return False
+    kind = classifier.classify(question).kind if classifier else ""
+    return kind not in ("choice", "yes_no")

@@ -21,7 +21,7 @@ from engine.graph.linking import EntityLink
 from engine.knowledge.records import Triple
 from engine.llm.chat import ChatModel, GenerationSettings, Message
 from engine.retrieval.embedder import Embedder
-from engine.tools.base import IDK, QuestionClassifier, Reader, Reading
+from engine.tools.base import IDK, QuestionClassifier, Reader, Reading, echoes_question
 from engine.tools.bundle import ToolBundle
 from engine.tools.llm_call import call_model, error_step, one_line, shorten
 from engine.tools.prompts import fill, load_prompt
@@ -340,7 +340,7 @@ class OfflineReasoner(Reasoner):
     def reason(self, question: str, facts: Sequence[Triple], evidence: Sequence[Hit], clue: str,
                final: bool) -> Reasoning:
         reading = self.reader.read(question, evidence, facts)
-        echoed = self._echoes(question, reading)
+        echoed = not reading.refused and echoes_question(question, reading.answer, self.classifier)
         sufficient = not reading.refused and not echoed and (final or reading.confidence >= self.sufficiency)
         if sufficient:
             return Reasoning(True, reading, steps=reading.steps)
@@ -350,13 +350,6 @@ class OfflineReasoner(Reasoner):
         guess = f"; best guess so far {reading.answer!r} ({reading.confidence:.2f})" if not reading.refused else ""
         known = "; ".join(verbalize(t.head, t.relation, t.tail) for t in list(facts)[-3:])
         return Reasoning(False, reading, clue=(known + guess).strip("; "), steps=reading.steps)
-
-    def _echoes(self, question: str, reading: Reading) -> bool:
-        """An answer the question itself names is a hop not yet taken, unless the question offers choices."""
-        if reading.refused or reading.answer.lower() not in question.lower():
-            return False
-        kind = self.classifier.classify(question).kind if self.classifier else ""
-        return kind not in ("choice", "yes_no")
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,7 @@ def test_inputs_embeds_give_the_same_logits_as_input_ids(fp32):
     ids = fp32.render(MESSAGES).ids
     with torch.no_grad():
         from_ids = fp32.model_obj(input_ids=ids).logits
-        from_embeds = fp32.model_obj(inputs_embeds=fp32.embed(ids)).logits
+        from_embeds = fp32.model_obj(inputs_embeds=fp32.model_obj.get_input_embeddings()(ids)).logits
     assert torch.allclose(from_ids, from_embeds, atol=1e-5)
 
 

@@ -35,7 +35,6 @@ class Plan:
     action: str  # no_retrieval | subq | sufficient
     subquery: str = ""
     reason: str = ""
-    reading: Reading | None = None  # offline: the reading that judged the graph sufficient
     steps: tuple[Step, ...] = ()
 
 

@@ -30,7 +30,7 @@ from engine.graph.linking import entity_linker
 from engine.graph.query_graph import QueryGraph, fold
 from engine.knowledge.records import Triple
 from engine.retrieval.embedder import Embedder
-from engine.tools.base import QuestionClassifier, Reader, Reading
+from engine.tools.base import QuestionClassifier, Reader, Reading, echoes_question
 from engine.tools.llm_call import one_line
 from engine.tools.offline_reader import Gazetteer, Hop, question_hop
 from engine.tools.ras.base import Answerer, Plan, Planner, Round
@@ -141,19 +141,19 @@ class OfflinePlanner(Planner):
             target, why = res.question, f"{found}retrieving for the rewritten question"
         else:
             reading = self.reader.read(res.question, evidence_for(res.question, rounds, evidence)[0])
-            if not reading.refused and reading.confidence >= self.sufficiency and not self._echoes(question, reading):
+            if not reading.refused and reading.confidence >= self.sufficiency and not echoes_question(question, reading.answer, self.classifier):
                 return Plan("sufficient", "", f"{found}the reader answers {reading.answer!r} with confidence "
-                            f"{reading.confidence:.2f} >= {self.sufficiency}", reading, res.steps + reading.steps)
+                            f"{reading.confidence:.2f} >= {self.sufficiency}", res.steps + reading.steps)
             target, why = res.question, "asking again"
         steps = res.steps + (reading.steps if reading else ())
         if fold(target) not in asked:
-            return Plan("subq", target, why, reading, steps)
-        bridge = self._bridge(question, rounds, graph)
+            return Plan("subq", target, why, steps)
+        mentioned = self._mentions(question, graph)
+        bridge = self._bridge(question, rounds, graph, mentioned)
         if not bridge:
-            return Plan("sufficient", "", "nothing new to ask; answering from the graph so far", reading, steps)
-        rest = unresolved(question, self._mentions(question, graph))
-        return Plan("subq", f"{bridge} {rest}".strip(),
-                    f"bridge entity {bridge!r} found in round {len(rounds)}", reading, steps)
+            return Plan("sufficient", "", "nothing new to ask; answering from the graph so far", steps)
+        return Plan("subq", f"{bridge} {unresolved(question, mentioned)}".strip(),
+                    f"bridge entity {bridge!r} found in round {len(rounds)}", steps)
 
     def _mentions(self, question: str, graph: QueryGraph) -> list[str]:
         found = [link.mention for link in entity_linker(self.kg, self.embedder).link(question)]
@@ -162,9 +162,8 @@ class OfflinePlanner(Planner):
                   if len(n) > 2 and re.search(rf"(?<!\w){re.escape(n.lower())}(?!\w)", low)]
         return list(dict.fromkeys(found))
 
-    def _bridge(self, question: str, rounds: Sequence[Round], graph: QueryGraph) -> str:
+    def _bridge(self, question: str, rounds: Sequence[Round], graph: QueryGraph, mentioned: Sequence[str]) -> str:
         """An entity the last round linked to a question entity, by the relation closest to the question."""
-        mentioned = self._mentions(question, graph)
         mentions = {fold(m) for m in mentioned}
         anchors = {graph.canonical(m)[0] for m in mentioned}
         used = " ".join(r.subquery.lower() for r in rounds)
@@ -180,12 +179,6 @@ class OfflinePlanner(Planner):
         vecs = self.embedder.encode_queries([unresolved(question, mentioned), *[r.replace("_", " ") for r in rels]])
         sim = dict(zip(rels, (vecs[1:] @ vecs[0]).tolist()))
         return max(options, key=lambda o: sim[o[1]])[0]
-
-    def _echoes(self, question: str, reading: Reading) -> bool:
-        if reading.answer.lower() not in question.lower():
-            return False
-        kind = self.classifier.classify(question).kind if self.classifier else ""
-        return kind not in ("choice", "yes_no")
 
 
 def unresolved(question: str, mentions: Sequence[str]) -> str:
