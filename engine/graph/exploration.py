@@ -36,6 +36,7 @@ import numpy as np
 from engine.graph.kg import KnowledgeGraph
 from engine.knowledge.chunking import Chunk
 from engine.retrieval.suite import Retrieval
+from engine.rules.text import relation_label
 
 log = logging.getLogger(__name__)
 
@@ -55,13 +56,8 @@ _WORD = re.compile(r"[a-z0-9]+")
 # ---- relations -----------------------------------------------------------------------------------
 
 
-def relation_words(relation: str) -> str:
-    """'~doctoral_advisor' → 'doctoral advisor' (direction dropped)."""
-    return relation.lstrip("~").replace("_", " ").strip()
-
-
 def is_useless(relation: str) -> bool:
-    words = relation_words(relation).lower()
+    words = relation_label(relation).lower()
     return (words in _USELESS or words.endswith(_USELESS_SUFFIXES) or "wikidata" in words
             or "wikimedia" in words)
 
@@ -72,7 +68,7 @@ def reverse(relation: str) -> str:
 
 def verbalize(entity: str, relation: str, tail: str = "") -> str:
     """The triple as a sentence in its true KG direction (spec §8.14): e –r→ c, or c –r→ e for '~r'."""
-    words = relation_words(relation)
+    words = relation_label(relation)
     if relation.startswith("~"):
         return f"{tail} {words} {entity}".strip() if tail else f"{entity} is the {words} of"
     return f"{entity} {words} {tail}".strip()

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from engine.graph.exploration import (
-    Candidate, ExplorationGraph, ScoredChunk, discover_candidates, entity_scores, oriented, relation_words,
+    Candidate, ExplorationGraph, ScoredChunk, discover_candidates, entity_scores, oriented,
     revisited_links,
     score_chunks, top_per_entity,
 )
@@ -33,6 +33,7 @@ from engine.params import param
 from engine.retrieval.suite import RETRIEVER_NAMES
 from engine.tools.tog2_tools import RelationChoice, Reasoning, TopicChoice, tog2_tools
 from engine.trace import DecisionStep, Edge, GraphDeltaStep, Hit, Node, RetrievalStep, Step
+from engine.rules.text import relation_label
 
 INITIAL_PER_ENTITY = 3  # spec §4 [code]: top-3 per topic entity seed the pool
 MAX_STUBS = 8  # pruned relations drawn per frontier entity; the rest are only counted
@@ -238,7 +239,7 @@ def _relation_stubs(depth: int, choice: RelationChoice) -> tuple[tuple[Node, ...
             continue
         per_entity[s.entity] = per_entity.get(s.entity, 0) + 1
         stub = f"{s.entity} · {s.relation}"
-        nodes.append(Node(id=stub, label=f"{relation_words(s.relation)} …", kind="relation", score=s.score))
+        nodes.append(Node(id=stub, label=f"{relation_label(s.relation)} …", kind="relation", score=s.score))
         edges.append(Edge(source=s.entity, relation=s.relation, target=stub, score=s.score,
                           provenance=f"relation prune {s.score:.1f}/10 at depth {depth}"))
     return tuple(nodes), tuple(edges)

@@ -8,11 +8,13 @@ from typing import Any
 from engine.graph.kg import KnowledgeGraph
 from engine.knowledge.records import Rule
 from engine.rules.statistics import rule_statistics
+from engine.rules.text import body_variables
 
 
 def rule_formula(rule: Rule) -> str:
-    """`head(X, Y) ⇐ r1(X, Z1) ∧ r2(Z1, Y)`; a backwards step `~r` swaps its arguments."""
-    variables = ["X", *(f"Z{i}" for i in range(1, len(rule.body))), "Y"]
+    """`head(X, Y) ⇐ r1(X, Z) ∧ r2(Z, Y)` (the variables of the rule's text); a backwards step `~r` swaps
+    its arguments."""
+    variables = body_variables(len(rule.body))
     atoms = []
     for step, relation in enumerate(rule.body):
         left, right = variables[step], variables[step + 1]

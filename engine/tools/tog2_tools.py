@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from engine.graph.exploration import relation_words, verbalize
+from engine.graph.exploration import verbalize
 from engine.graph.kg import KnowledgeGraph
 from engine.graph.linking import EntityLink
 from engine.knowledge.records import Triple
@@ -26,6 +26,7 @@ from engine.tools.bundle import ToolBundle
 from engine.tools.llm_call import call_model, error_step, one_line, shorten
 from engine.tools.prompts import fill, load_prompt
 from engine.trace import Hit, Step
+from engine.rules.text import relation_label
 
 PER_ENTITY_FLOOR = 2.0  # spec §2.2.2 [code]: per-entity mode keeps score >= 0.2 on 0..1, i.e. 2 on 0..10
 MAX_REFERENCE_CHARS = 600
@@ -211,7 +212,7 @@ class OfflineRelationPruner(RelationPruner):
 
 
 def _label(relation: str) -> str:
-    words = relation_words(relation)
+    words = relation_label(relation)
     return f"is {words} of" if relation.startswith("~") else words
 
 
@@ -307,7 +308,7 @@ def lexical_relation_scores(question: str, relations: Mapping[str, Sequence[str]
     scores = []
     for entity, rels in relations.items():
         for r in rels:
-            own = set(_WORDS.findall(relation_words(r).lower()))
+            own = set(_WORDS.findall(relation_label(r).lower()))
             share = len(own & words) / len(own) if own else 0.0
             scores.append(RelationScore(entity, r, round(10 * share, 2), "fallback: word overlap"))
     return scores
