@@ -141,6 +141,7 @@ def test_every_method_answers_a_demo_question_and_its_rounds_can_be_stepped(app,
     graph = page.frame_locator("iframe").locator("canvas")
     if page.locator("iframe").count():
         expect(graph.first).to_be_visible(timeout=20_000)
+    page.wait_for_timeout(2_000)  # let the last rerun settle, or the screenshot mixes two rounds
     page.screenshot(path=str(ARTIFACTS / f"explore_{method}.png"), full_page=True)
     page.close()
 
