@@ -19,7 +19,7 @@ from engine.graph.kg import KnowledgeGraph
 from engine.knowledge.chunking import chunk_documents
 from engine.knowledge.loader import load_pack
 from engine.retrieval.embedder import load_embedder
-from engine.tools.ras.extractor import OfflineExtractor
+from engine.methods.ras.extractor import OfflineExtractor
 from engine.trace import Hit
 
 

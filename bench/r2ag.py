@@ -18,11 +18,11 @@ from common import fresh_settings, pack_path
 from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
 from engine.knowledge.loader import load_pack
-from engine.r2ag.checkpoint import SHIPPED, load_checkpoint
-from engine.r2ag.features import ranked_features
-from engine.r2ag.former import R2Former, R2FormerConfig, score
-from engine.r2ag.injection import prompt_embeddings
-from engine.r2ag.prompt import PromptDoc, prompt_pieces, tokenize_prompt
+from engine.methods.r2ag.checkpoint import SHIPPED, load_checkpoint
+from engine.methods.r2ag.features import ranked_features
+from engine.methods.r2ag.former import R2Former, R2FormerConfig, score
+from engine.methods.r2ag.injection import prompt_embeddings
+from engine.methods.r2ag.prompt import PromptDoc, prompt_pieces, tokenize_prompt
 from engine.retrieval.embedder import default_embedder_path
 from engine.runner import Workbench
 

@@ -250,7 +250,7 @@ def _train_retriever(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from engine.knowledge.loader import load_pack
-    from engine.rules.finetune import FinetuneConfig, train_query_encoder, with_config
+    from engine.methods.rulerag.finetune import FinetuneConfig, train_query_encoder, with_config
     from engine.settings import Settings
 
     if any(v is not None and v < 1 for v in (args.epochs, args.max_steps)):
@@ -279,7 +279,7 @@ def _train_r2ag(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    from engine.r2ag.training import TrainConfig, train_r2ag
+    from engine.methods.r2ag.training import TrainConfig, train_r2ag
     from engine.retrieval.suite import RETRIEVER_NAMES
 
     if args.backend not in ("offline", "hf"):

@@ -19,13 +19,12 @@ from typing import Any
 from engine.codec import to_jsonable
 from engine.errors import QuestionError, RagscopeError, RunCancelled
 from engine.knowledge.records import Pack
-from engine.llm.base import build_tools
+from engine.tools.bundle import ToolBundle, build_tools
 from engine.methods.base import Method, RunContext, get_method
 from engine.params import build_params
 from engine.retrieval.suite import Retrieval, open_retrieval
 from engine.settings import Settings
 from engine.tools.base import IDK
-from engine.tools.bundle import ToolBundle
 from engine.trace import AnswerStep, DecisionStep, ErrorStep, Step, Trace
 
 log = logging.getLogger(__name__)

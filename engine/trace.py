@@ -193,6 +193,15 @@ class AnswerStep(Step):
     model: str = ""
     evidence: tuple[str, ...] = ()  # doc ids in the method's final reading order (DESIGN §10)
 
+    def __post_init__(self) -> None:
+        require_bool("refused", self.refused)
+
+
+def require_bool(name: str, value: object) -> None:
+    """A flag set from a string ('no evidence', a rationale) is truthy and silently wrong: refuse it."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+
 
 @dataclass(frozen=True, kw_only=True)
 class ErrorStep(Step):

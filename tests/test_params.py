@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.errors import RagscopeError
-from engine.methods.vanilla import VanillaParams
+from engine.methods.vanilla.method import VanillaParams
 from engine.params import build_params, param_specs
 
 

@@ -6,6 +6,8 @@ engine.llm.gpu, both of which import it inside functions, only when the user ask
 
 from __future__ import annotations
 
+import shlex
+
 import streamlit as st
 
 import ui_state
@@ -137,6 +139,33 @@ def gpu(model: HfChatModel | None) -> None:
                                            f"({gib(status.allocated_bytes)} by this app's tensors)")
 
 
+# ---- method training for the loaded model ---------------------------------------------------------
+
+
+def train_r2ag_command(pack_path: str, config: HfModelConfig) -> str:
+    """The CLI line that trains R2AG's R2-Former and projection for this model on this pack."""
+    parts = ["python", "-m", "engine", "train-r2ag", "--pack", pack_path, "--backend", "hf", "--model", config.path]
+    if config.quantization != "auto":
+        parts += ["--quantization", config.quantization]
+    if config.device != "auto":
+        parts += ["--device", config.device]
+    return shlex.join(parts)
+
+
+def r2ag_training(model: HfChatModel | None) -> None:
+    if model is None:
+        return
+    st.subheader("R2AG")
+    try:
+        pack_path = ui_state.selection().pack_path
+    except KeyError:  # no sidebar selection yet: show the placeholder
+        pack_path = "PACK_DIR"
+    st.caption("R2AG injects its vectors only with a checkpoint trained for the loaded model; without one it "
+               "only re-ranks. Run this in a terminal (it trains with the model's LM loss, a GPU helps); R2AG "
+               "finds the checkpoint by itself afterwards.")
+    st.code(train_r2ag_command(pack_path, model.config), language="bash")
+
+
 # ---- try a model ---------------------------------------------------------------------------------
 
 
@@ -254,6 +283,7 @@ def main() -> None:
     local_model()
     model = loaded_hf_model()
     gpu(model)
+    r2ag_training(model)
     try_prompt(model)
     server()
 

@@ -16,7 +16,9 @@ from engine.evaluation.runner import QuestionResult
 from engine.knowledge.records import Question
 from engine.llm.chat import ChatModel, GenerationSettings, Message
 from engine.tools.llm_call import call_model
-from engine.tools.prompts import fill, load_prompt
+from engine.tools.prompts import PromptFolder, fill
+
+PROMPTS = PromptFolder.beside(__file__)
 
 JUDGE_SETTINGS = GenerationSettings(max_new_tokens=8)
 _GRADE = re.compile(r"\b(incorrect|correct)\b", re.IGNORECASE)
@@ -34,7 +36,7 @@ class LlmJudge:
     settings: GenerationSettings = JUDGE_SETTINGS
 
     def grade(self, question: str, answer: str, golds: Sequence[str]) -> str:
-        prompt = fill(load_prompt("hybrid_judge"), question=question, golds=" | ".join(golds), answer=answer)
+        prompt = fill(PROMPTS.load("judge"), question=question, golds=" | ".join(golds), answer=answer)
         return parse_grade(call_model(self.chat, (Message("user", prompt),), self.settings, role="judge").text)
 
     def rejudge(self, results: Sequence[QuestionResult], questions: Mapping[str, Question]) -> list[QuestionResult]:

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import networkx as nx
 
 from engine.knowledge.records import Pack, Triple
+from engine.text import name_pattern
 
 T = TypeVar("T")
 
@@ -45,10 +46,7 @@ class KnowledgeGraph:
 
     @cached_property
     def _matcher(self) -> re.Pattern[str] | None:
-        names = sorted({e for e in self.entities if len(e) > 2}, key=len, reverse=True)
-        if not names:
-            return None
-        return re.compile(r"(?<!\w)(" + "|".join(re.escape(n) for n in names) + r")(?!\w)", re.IGNORECASE)
+        return name_pattern(self.entities)
 
     @cached_property
     def _canonical(self) -> dict[str, str]:

@@ -3,19 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from engine.knowledge.records import Document
-
-# A sentence ends at . ! ? followed by space and an upper-case letter, digit or quote. A single
-# capital before the dot is an initial ("J. J. Thomson"), so no break there; common titles likewise.
-_SENTENCE_END = re.compile(
-    r"(?<!\b[A-Z]\.)(?<!\bDr\.)(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bProf\.)"
-    r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])"
-)
-
+from engine.text import split_sentences
 
 @dataclass(frozen=True)
 class ChunkingConfig:
@@ -37,10 +29,6 @@ class Chunk:
     text: str
     index: int
     hash: str  # content hash: the index re-embeds a chunk only when this changes
-
-
-def split_sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
 
 
 def chunk_document(doc: Document, config: ChunkingConfig = ChunkingConfig()) -> list[Chunk]:

@@ -16,14 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 from engine.errors import BackendError
-from engine.knowledge.records import Pack
-from engine.llm.base import llm_bundle, register_backend, required_option
+from engine.llm.base import register_backend, required_option
 from engine.llm.attention import attention_steps, token_segments
 from engine.llm.chat import Completion, GenerationSettings, Message, PromptSegment, cut_at_stop
-from engine.tools.bundle import ToolBundle
+from engine.llm.decoding import Decoded, decode
 
 QUANTIZATIONS = ("auto", "nf4", "int8", "none")
 DEVICES = ("auto", "cpu", "cuda")
@@ -64,6 +62,7 @@ class HfChatModel:
         self.device = device
         self.quantization = quantization
         self.model = f"{Path(config.path).name} ({quantization})"
+        self.captures_attention = config.eager_attention  # sdpa returns no attentions (STACK)
         self._lock = threading.Lock()
 
     # ---- prompts -------------------------------------------------------------------------------
@@ -88,56 +87,32 @@ class HfChatModel:
         prompt = self.render(messages)
         started = time.perf_counter()
         with self._lock, _model_errors():
-            import torch
-
-            with torch.no_grad():
-                out = self.model_obj.generate(
-                    input_ids=prompt.ids, attention_mask=torch.ones_like(prompt.ids),
-                    **self._sampling(settings),
-                )
-        new = out[0, prompt.ids.shape[1]:]
-        return self._completion(new.tolist(), prompt, settings, started)
+            decoded = self._decode(prompt, settings, capture=False)
+        return self._completion(list(decoded.tokens), prompt, settings, started)
 
     def complete_with_attention(
         self, messages: Sequence[Message], segments: Sequence[PromptSegment],
         settings: GenerationSettings = GenerationSettings(), head: int | None = None,
     ) -> tuple[Completion, tuple]:
-        """Decode step by step keeping only the newest query's attentions (cheap path, no L² maps)."""
+        """The same decode as `complete`, keeping only the newest query's attentions (no L² maps)."""
         prompt = self.render(messages)
         started = time.perf_counter()
         with self._lock, _model_errors():
-            tokens, first, later = self._decode_with_attention(prompt, settings)
+            decoded = self._decode(prompt, settings, capture=True)
+        tokens = list(decoded.tokens)
         completion = self._completion(tokens, prompt, settings, started)
+        if decoded.first is None:
+            return completion, ()
         shifted = [PromptSegment(s.label, s.kind, s.start + prompt.content_start, s.end + prompt.content_start)
                    for s in segments] if prompt.content_start >= 0 else []
         owner = token_segments(prompt.offsets, shifted)
-        pieces = [self.tokenizer.decode([t]) for t in tokens[: len(later)]]
-        steps = attention_steps(first, later, pieces, owner, shifted, head=head)
+        pieces = self.tokenizer.batch_decode([[t] for t in tokens[: len(decoded.per_token)]])
+        steps = attention_steps(decoded.first, decoded.per_token, pieces, owner, shifted, head=head)
         return completion, steps
 
-    def _decode_with_attention(self, prompt: Prompt, settings: GenerationSettings):
-        import torch
-
-        n = prompt.ids.shape[1]
-        generator = torch.Generator(device="cpu").manual_seed(0)
-        with torch.no_grad():
-            past = None
-            if n > 1:  # prefill all but the last prompt token without attentions
-                past = self.model_obj(input_ids=prompt.ids[:, :-1], use_cache=True).past_key_values
-            step_ids = prompt.ids[:, -1:]
-            tokens: list[int] = []
-            rows: list[np.ndarray] = []
-            for _ in range(max(1, settings.max_new_tokens)):
-                out = self.model_obj(input_ids=step_ids, past_key_values=past, use_cache=True, output_attentions=True)
-                past = out.past_key_values
-                # per layer (1, heads, 1, kv) → (layers, heads, prompt tokens)
-                rows.append(np.stack([a[0, :, -1, :n].float().cpu().numpy() for a in out.attentions]))
-                token = _next_token(out.logits[0, -1], settings.temperature, generator)
-                tokens.append(token)
-                if token == self.tokenizer.eos_token_id or _hit_stop(self.tokenizer, tokens, settings.stop):
-                    break
-                step_ids = torch.tensor([[token]], device=prompt.ids.device)
-        return tokens, rows[0], np.stack(rows)
+    def _decode(self, prompt: Prompt, settings: GenerationSettings, capture: bool) -> Decoded:
+        return decode(self.model_obj, self.tokenizer, input_ids=prompt.ids, max_new_tokens=settings.max_new_tokens,
+                      temperature=settings.temperature, stop=settings.stop, capture=capture)
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
@@ -146,16 +121,84 @@ class HfChatModel:
         with self._lock, _model_errors():
             yield
 
-    def _sampling(self, settings: GenerationSettings) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"max_new_tokens": settings.max_new_tokens,
-                                  "pad_token_id": self.tokenizer.pad_token_id or self.tokenizer.eos_token_id}
-        if settings.temperature > 0:
-            kwargs.update(do_sample=True, temperature=settings.temperature)
+    # ---- LoRA adapters (RuleRAG-FT's generator) -------------------------------------------------
+
+    def load_adapter(self, path: str) -> str:
+        """Load a peft LoRA adapter folder once per path (disabled until `adapter(path)`); its name.
+
+        Raises BackendError for a missing folder, a folder without adapter_config.json, or an adapter
+        that does not fit this model (a partly loaded one is removed again).
+        """
+        folder = Path(path).expanduser()
+        key = str(folder.resolve()) if folder.exists() else str(folder)
+        with self._lock:
+            names: dict[str, str] = self.__dict__.setdefault("_adapter_names", {})
+            if key in names:
+                return names[key]
+            if not folder.is_dir():
+                raise BackendError(f"LoRA adapter folder {path} not found; give the --out folder of "
+                                   "scripts/finetune_generator_lora.py")
+            if not (folder / "adapter_config.json").is_file():
+                raise BackendError(f"{path}: no adapter_config.json; this is not a peft LoRA adapter folder "
+                                   "(scripts/finetune_generator_lora.py writes one)")
+            try:
+                import peft  # noqa: F401
+            except ImportError as exc:
+                raise BackendError("loading a LoRA adapter needs the peft package (pip install peft)") from exc
+            name = f"adapter_{len(names) + 1}"  # peft names are module keys: no dots, so not the path
+            try:
+                self.model_obj.load_adapter(str(folder), adapter_name=name)  # a local folder: nothing downloads
+            except Exception as exc:  # shape mismatch, wrong base model, broken files: all one message
+                try:
+                    self.model_obj.delete_adapter(name)
+                except Exception:  # noqa: BLE001 — nothing was injected
+                    pass
+                raise BackendError(f"{path}: the LoRA adapter does not fit {self.model}: "
+                                   f"{type(exc).__name__}: {str(exc)[:300]}") from exc
+            self.model_obj.eval()  # new LoRA dropout modules start in training mode
+            self.model_obj.disable_adapters()
+            self.__dict__["_adapter_on"] = None
+            if "_adapter_hook" not in self.__dict__:
+                self.__dict__["_adapter_hook"] = self.model_obj.register_forward_pre_hook(self._adapter_pre_forward)
+            names[key] = name
+            return name
+
+    @contextmanager
+    def adapter(self, path: str) -> Iterator[None]:
+        """Calls made by this thread inside the block (complete, attention, custom forwards) run with the
+        LoRA adapter at `path`; every other call, and every call after the block, runs the base model.
+
+        The adapter is switched per forward pass by a pre-hook, under the generation lock that complete()
+        holds, so concurrent sessions never see it; the block itself holds no lock (no deadlock).
+        """
+        name = self.load_adapter(path)
+        local = self.__dict__.setdefault("_adapter_thread", threading.local())
+        previous = getattr(local, "name", None)
+        local.name = name
+        try:
+            yield
+        finally:
+            local.name = previous
+            with self._lock:
+                self._switch_adapter(None)
+
+    def active_adapter(self) -> str | None:
+        """The adapter the model's LoRA layers currently apply (None = the base model)."""
+        return self.__dict__.get("_adapter_on")
+
+    def _adapter_pre_forward(self, _module: Any, _args: Any) -> None:
+        local = self.__dict__.get("_adapter_thread")
+        self._switch_adapter(getattr(local, "name", None) if local is not None else None)
+
+    def _switch_adapter(self, name: str | None) -> None:
+        if self.__dict__.get("_adapter_on") == name:
+            return
+        if name is None:
+            self.model_obj.disable_adapters()
         else:
-            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-        if settings.stop:
-            kwargs.update(stop_strings=list(settings.stop), tokenizer=self.tokenizer)
-        return kwargs
+            self.model_obj.enable_adapters()
+            self.model_obj.set_adapter(name)
+        self.__dict__["_adapter_on"] = name
 
     def _completion(self, tokens: list[int], prompt: Prompt, settings: GenerationSettings, started: float,
                     tokens_in: int | None = None) -> Completion:
@@ -163,22 +206,6 @@ class HfChatModel:
         return Completion(text=text.strip(), tokens_in=tokens_in or int(prompt.ids.shape[1]), tokens_out=len(tokens),
                           latency_ms=round((time.perf_counter() - started) * 1000, 2), backend=self.backend,
                           model=self.model)
-
-
-def _next_token(logits: Any, temperature: float, generator: Any) -> int:
-    import torch
-
-    if temperature <= 0:
-        return int(logits.argmax())
-    probs = torch.softmax(logits.float().cpu() / temperature, dim=-1)
-    return int(torch.multinomial(probs, 1, generator=generator))
-
-
-def _hit_stop(tokenizer: Any, tokens: list[int], stop: Sequence[str]) -> bool:
-    if not stop:
-        return False
-    tail = tokenizer.decode(tokens[-16:], skip_special_tokens=True)
-    return any(s and s in tail for s in stop)
 
 
 @contextmanager
@@ -318,10 +345,10 @@ def _bnb_config(quant: str) -> Any:
 
 
 @register_backend("hf")
-def hf_tools(pack: Pack, retrieval: Any, options: dict[str, Any]) -> ToolBundle:
+def hf_chat(options: dict[str, Any]) -> HfChatModel:
     """options: model (folder or cached hub id), quantization, device, attention (default on)."""
     attention = str(options.get("attention", "true")).lower() not in ("0", "false", "no", "off")
     config = HfModelConfig(path=required_option(options, "model", "hf", "--model ~/models/Llama-3-8B-Instruct"),
                            quantization=str(options.get("quantization", "auto")),
                            device=str(options.get("device", "auto")), eager_attention=attention)
-    return llm_bundle(load_hf_model(config), pack, capture_attention=attention)
+    return load_hf_model(config)

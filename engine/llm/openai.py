@@ -35,10 +35,8 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from pydantic import Field, SecretStr, ValidationError, field_validator
 
 from engine.errors import BackendError
-from engine.knowledge.records import Pack
-from engine.llm.base import llm_bundle, register_backend, required_option
+from engine.llm.base import register_backend, required_option
 from engine.llm.chat import Completion, GenerationSettings, Message, cut_at_stop
-from engine.tools.bundle import ToolBundle
 
 log = logging.getLogger(__name__)
 
@@ -505,11 +503,10 @@ def check_connection(base_url: str, api_key: str = "", timeout_s: float = 5) -> 
 
 
 @register_backend("openai")
-def openai_tools(pack: Pack, retrieval: Any, options: dict[str, Any]) -> ToolBundle:
+def openai_chat(options: dict[str, Any]) -> OpenAIChatModel:
     """options: base_url, model, api_key, timeout_s. Attention capture needs local weights (hf)."""
-    chat = OpenAIChatModel(
+    return OpenAIChatModel(
         base_url=required_option(options, "base_url", "openai", "--base-url http://127.0.0.1:8000/v1"),
         model=required_option(options, "model", "openai", "--model meta-llama/Meta-Llama-3-8B-Instruct"),
         api_key=str(options.get("api_key", "")), timeout_s=float(options.get("timeout_s", 60)),
     )
-    return llm_bundle(chat, pack)

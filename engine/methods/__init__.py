@@ -1,8 +1,21 @@
-"""Reasoning methods. Importing this package registers every method module in it."""
+"""Reasoning methods, one folder each; importing this package registers every one of them.
+
+The public API for writing a method of your own (README "Write your own method"):
+
+    from engine.methods import Method, RunContext, register
+    from engine.trace import AnswerStep, RetrievalStep, Step
+
+A method is a `Method` subclass with `id`, `label`, `paper`, `description`, a frozen `Params`
+dataclass and a `run(question, ctx)` generator of steps, decorated with `@register`.
+"""
 
 import importlib
 import pkgutil
 
+from engine.methods.base import METHODS, Method, RunContext, get_method, method_ids, register
+
+__all__ = ["METHODS", "Method", "RunContext", "get_method", "method_ids", "register"]
+
 for _module in pkgutil.iter_modules(__path__):
-    if _module.name != "base":
+    if _module.ispkg:  # each method is a package whose __init__ registers it
         importlib.import_module(f"{__name__}.{_module.name}")

@@ -17,7 +17,7 @@ from rank_bm25 import BM25Okapi
 from engine.knowledge.chunking import Chunk
 from engine.retrieval.embedder import Embedder
 from engine.retrieval.index import ChunkIndex
-from engine.retrieval.text import content_words
+from engine.text import content_words
 
 RRF_K = 60  # Cormack et al. 2009; the usual constant for reciprocal-rank fusion
 

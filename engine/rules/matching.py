@@ -20,6 +20,10 @@ So [decide]:
 
 Ranking uses only this similarity (the paper ignores miner confidence here); confidence rides
 along for display and for the offline reader's vote.
+
+`MatchConfig(mode="paper")` is the paper's plain score instead, for comparison: cosine of the
+question as asked (entities kept) and the rule's bracketed text, no relation bonus. With θ = 0.7
+and MiniLM it rarely matches anything, and the run degrades to Standard RAG (spec §2 Step 0).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ TOP_N = 3
 RELATION_BONUS = 0.25
 RELATION_FLOOR = 0.25
 RELATION_MARGIN = 0.05
+MATCHING_MODES = ("masked", "paper")
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,11 @@ class MatchConfig:
     theta: float = THETA
     top_n: int = TOP_N
     relation_bonus: float = RELATION_BONUS
+    mode: str = "masked"  # masked: abstracted question vs rule sentence + relation bonus; paper: plain cosine
+
+    def __post_init__(self) -> None:
+        if self.mode not in MATCHING_MODES:
+            raise ValueError(f"unknown rule matching mode {self.mode!r}; known: {', '.join(MATCHING_MODES)}")
 
 
 @dataclass(frozen=True)
@@ -99,6 +109,8 @@ def question_relations(vector: np.ndarray, relations: Sequence[str], embedder: E
 def match_rules(question: str, rules: Sequence[Rule], kg: KnowledgeGraph, embedder: Embedder,
                 config: MatchConfig = MatchConfig()) -> RuleMatching:
     """Score every rule; keep those with similarity > θ, at most N, best first (ties by rule id)."""
+    if config.mode == "paper":
+        return _match_paper(question, rules, embedder, config)
     abstract = abstract_question(question, kg)
     if not rules:
         return RuleMatching((), (), abstract, ())
@@ -111,9 +123,24 @@ def match_rules(question: str, rules: Sequence[Rule], kg: KnowledgeGraph, embedd
         head_matched = rule.head in relations
         similarity = min(1.0, float(cosine) + (config.relation_bonus if head_matched else 0.0))
         scored.append(ScoredRule(rule, similarity, float(cosine), head_matched))
+    return _ranked(scored, config, abstract, relations)
+
+
+def _match_paper(question: str, rules: Sequence[Rule], embedder: Embedder, config: MatchConfig) -> RuleMatching:
+    """The paper's Step 0: cosine of the question as asked and the bracketed rule text, nothing added."""
+    if not rules:
+        return RuleMatching((), (), question, ())
+    vector = embedder.encode_queries([question])[0]
+    cosines = embedder.encode_queries([rule_text(r.head, r.body) for r in rules]) @ vector
+    scored = [ScoredRule(rule, float(cosine), float(cosine), False) for rule, cosine in zip(rules, cosines)]
+    return _ranked(scored, config, question, ())
+
+
+def _ranked(scored: list[ScoredRule], config: MatchConfig, question: str,
+            relations: tuple[str, ...]) -> RuleMatching:
     scored.sort(key=lambda s: (-s.similarity, s.rule.id))
     matched = tuple(s for s in scored if s.similarity > config.theta)[: config.top_n]
-    return RuleMatching(tuple(scored), matched, abstract, relations)
+    return RuleMatching(tuple(scored), matched, question, relations)
 
 
 def _body_relations(rules: Sequence[Rule]) -> set[str]:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from engine.knowledge.records import Rule
 
+RULE_QUERY_FORMS = ("brackets", "sentence")
 _NUMBER_WORDS = ("One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten")
 
 
@@ -46,6 +47,14 @@ def rule_sentence(rule: Rule) -> str:
     names = body_variables(len(rule.body))
     premises = [_clause(names[i], relation, names[i + 1]) for i, relation in enumerate(rule.body)]
     return f"If {' and '.join(premises)}, then {_clause('X', rule.head, 'Y')}."
+
+
+def rule_query(rule: Rule, form: str = "brackets") -> str:
+    """The rule as RuleRAG appends it to the question for retrieval (spec §2: q ∘ r, one space [decide]).
+
+    brackets (default) is the paper's `[X, r1, Z] … leads to [X, r, Y]`; sentence is `rule_sentence`.
+    """
+    return rule_sentence(rule) if form == "sentence" else rule_text(rule.head, rule.body)
 
 
 def _clause(subject: str, relation: str, obj: str) -> str:

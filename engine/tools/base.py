@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.knowledge.records import Triple
-from engine.trace import Hit, Step
+from engine.trace import Hit, Step, require_bool
 
 IDK = "I don't know"
 
@@ -36,6 +36,9 @@ class Reading:
     refused: bool = False
     rationale: str = ""
     steps: tuple[Step, ...] = ()
+
+    def __post_init__(self) -> None:
+        require_bool("refused", self.refused)
 
 
 class QuestionClassifier(ABC):

@@ -25,7 +25,7 @@ def call_model(
     chat: ChatModel, messages: Sequence[Message], settings: GenerationSettings, role: str,
     segments: Sequence[PromptSegment] | None = None,
 ) -> ModelReply:
-    """Call the model (with attention when `segments` are given and it can); never raises.
+    """Call the model (with attention when `segments` are given and it captures it); never raises.
 
     A failed call still gets an `llm_call` step, so the prompt that was sent stays inspectable.
     """
@@ -53,10 +53,32 @@ def _complete(
     chat: ChatModel, messages: Sequence[Message], settings: GenerationSettings,
     segments: Sequence[PromptSegment] | None,
 ) -> tuple[Completion, tuple[AttentionStep, ...]]:
-    if segments is not None and isinstance(chat, AttentiveChatModel):
+    if segments is not None and isinstance(chat, AttentiveChatModel) and getattr(chat, "captures_attention", True):
         completion, steps = chat.complete_with_attention(messages, segments, settings)
         return completion, tuple(s for s in steps if isinstance(s, AttentionStep))
     return chat.complete(messages, settings), ()
+
+
+def locate_segments(message: str, pieces: Sequence[tuple[str, str, str]]) -> tuple[PromptSegment, ...]:
+    """Where each (label, kind, text) piece sits in `message`, the last user message as sent.
+
+    Pieces are looked for in order, each after the previous one's end (a document quoted twice is
+    attributed where the prompt lists it); a piece not found is left out, so a tool may pass the
+    pieces it put in its prompt without tracking offsets while filling the template.
+    """
+    found, cursor = [], 0
+    for label, kind, text in pieces:
+        text = text.strip()
+        if not text:
+            continue
+        start = message.find(text, cursor)
+        if start < 0:
+            start = message.find(text)
+        if start < 0:
+            continue
+        found.append(PromptSegment(label, kind, start, start + len(text)))
+        cursor = start + len(text)
+    return tuple(found)
 
 
 def render_messages(messages: Sequence[Message]) -> str:

@@ -64,11 +64,10 @@ class ReaderPrompt:
 
 @dataclass(frozen=True)
 class LlmReader(Reader):
-    """Answer from evidence with a chat model; optional attention capture on attentive (HF) models."""
+    """Answer from evidence with a chat model; attentive (HF) models also say where they looked."""
 
     chat: ChatModel
     settings: GenerationSettings = GenerationSettings(max_new_tokens=64)
-    capture_attention: bool = False
 
     def read(self, question: str, evidence: Sequence[Hit], facts: Sequence[Triple] = ()) -> Reading:
         if not str(question or "").strip():
@@ -77,7 +76,7 @@ class LlmReader(Reader):
         prompt = build_reader_prompt(str(question), hits, tuple(facts or ()))
         reply = call_model(
             self.chat, (Message("user", prompt.message),), self.settings, role="reader",
-            segments=prompt.segments if self.capture_attention else None,
+            segments=prompt.segments,
         )
         if reply.failed:
             return _refusal(reply.steps, "the reader model failed")

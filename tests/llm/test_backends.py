@@ -43,6 +43,20 @@ def test_cli_ask_works_with_the_tiny_model(ragscope_home, tiny_llama, capsys):
     assert "[1] answer" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("method", method_ids())
+def test_cli_ask_on_hf_yields_attention_steps_for_every_method(ragscope_home, tiny_llama, capsys, method):
+    """Every method's LLM calls capture attention on hf (segments = the documents / rules / triples)."""
+    import json
+
+    argv = ["ask", "--pack", str(MINI_PACK), "--backend", "hf", "--model", str(tiny_llama), "--device", "cpu",
+            "--quantization", "none", "--method", method, "--json", QUESTION]
+    assert main(argv) == 0
+    steps = json.loads(capsys.readouterr().out)["steps"]
+    attention = [s for s in steps if s["kind"] == "attention"]
+    assert attention, f"{method} yielded no attention step"
+    assert any(seg for s in attention for seg in s.get("segments", ())) or any(s["x_labels"] for s in attention)
+
+
 def test_cli_hf_without_a_model_says_what_is_missing(ragscope_home, capsys):
     assert main(["ask", "--pack", str(MINI_PACK), "--backend", "hf", QUESTION]) == 2
     assert "needs 'model'" in capsys.readouterr().err
@@ -62,3 +76,14 @@ def test_an_unreachable_server_gives_a_refusal_and_an_error_step_not_a_crash(min
     trace = Workbench(mini_pack, settings, backend="openai", backend_options=options).ask(QUESTION, "vanilla")
     assert trace.answer.refused
     assert any(isinstance(s, ErrorStep) and "cannot reach" in s.message for s in trace.steps)
+
+
+def test_backends_never_import_the_tools():
+    """engine/llm serves chat models; the tool bundle is built in engine/tools (no import cycle)."""
+    import re
+
+    from paths import ROOT
+
+    offenders = [p.name for p in (ROOT / "engine" / "llm").glob("*.py")
+                 if re.search(r"^\s*(from|import) engine\.(tools|methods)\b", p.read_text(), re.MULTILINE)]
+    assert offenders == []

@@ -125,11 +125,44 @@ def test_running_out_of_memory_while_generating_is_a_clear_error(fp32, monkeypat
     def oom(*args, **kwargs):
         raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
 
-    monkeypatch.setattr(fp32.model_obj, "generate", oom)
+    monkeypatch.setattr(fp32.model_obj, "forward", oom)
     with pytest.raises(BackendError, match="ran out of memory"):
         fp32.complete(MESSAGES, SHORT)
+    with pytest.raises(BackendError, match="ran out of memory"):
+        fp32.complete_with_attention(MESSAGES, SEGMENTS, SHORT)
 
 
 def test_unknown_quantization_lists_the_allowed_ones(tiny_llama):
     with pytest.raises(BackendError, match="allowed: auto, nf4, int8, none"):
         hf._load(HfModelConfig(str(tiny_llama), quantization="fp3"))
+
+
+# ---- the one decode loop -------------------------------------------------------------------------------
+
+
+def test_plain_and_attention_paths_generate_the_same_tokens(fp32):
+    plain = fp32.complete(MESSAGES, SHORT)
+    captured, _ = fp32.complete_with_attention(MESSAGES, SEGMENTS, SHORT)
+    assert (plain.text, plain.tokens_out) == (captured.text, captured.tokens_out)
+
+
+def test_both_paths_stop_on_any_id_of_the_models_end_of_sequence_list(fp32, monkeypatch):
+    first = hf.decode(fp32.model_obj, fp32.tokenizer, input_ids=fp32.render(MESSAGES).ids, max_new_tokens=6)
+    second_token = first.tokens[1]
+    assert second_token != fp32.tokenizer.eos_token_id
+    # a chat model ends its turn with a token of the generation config's list (Llama-3: <|eot_id|>)
+    monkeypatch.setattr(fp32.model_obj.generation_config, "eos_token_id",
+                        [fp32.tokenizer.eos_token_id, second_token])
+    plain = fp32.complete(MESSAGES, SHORT)
+    captured, _ = fp32.complete_with_attention(MESSAGES, SEGMENTS, SHORT)
+    assert plain.tokens_out == captured.tokens_out == 2
+
+
+def test_end_of_sequence_ids_join_the_generation_config_and_the_tokenizer():
+    from types import SimpleNamespace
+
+    from engine.llm.decoding import end_of_sequence_ids
+
+    model = SimpleNamespace(generation_config=SimpleNamespace(eos_token_id=[7, 9]))
+    assert end_of_sequence_ids(model, SimpleNamespace(eos_token_id=2)) == {2, 7, 9}
+    assert end_of_sequence_ids(SimpleNamespace(), SimpleNamespace(eos_token_id=None)) == frozenset()

@@ -35,8 +35,8 @@ def test_generation_and_attention_capture_run_on_the_gpu(on_gpu):
 
 
 def test_r2ag_injection_into_an_nf4_model_changes_the_next_token_distribution(on_gpu):
-    from engine.r2ag.injection import prompt_embeddings
-    from engine.r2ag.prompt import PromptDoc, prompt_pieces, tokenize_prompt
+    from engine.methods.r2ag.injection import prompt_embeddings
+    from engine.methods.r2ag.prompt import PromptDoc, prompt_pieces, tokenize_prompt
 
     docs = [PromptDoc("A", "Alpha was born in Ardmore."), PromptDoc("B", "Beta works in Bray.")]
     prompt = tokenize_prompt(on_gpu.tokenizer, prompt_pieces("Where was Alpha born?", docs, slots=True), 4096)

@@ -1,4 +1,4 @@
-"""Every method module registers exactly one method, and names are checked."""
+"""Every method folder registers exactly one method, named after the folder, and names are checked."""
 
 from __future__ import annotations
 
@@ -10,13 +10,17 @@ import engine.methods
 from engine.errors import UnknownNameError
 from engine.methods.base import METHODS, get_method, method_ids
 
-HELPER_MODULES = {"base", "common"}
+def test_every_method_folder_registers_exactly_one_method_with_the_folders_name():
+    folders = {m.name for m in pkgutil.iter_modules(engine.methods.__path__) if m.ispkg}
+    registered = [cls.__module__.split(".")[2] for cls in METHODS.values()]
+    assert sorted(registered) == sorted(folders) == sorted(METHODS)
 
 
-def test_every_method_module_registers_exactly_one_method():
-    modules = {m.name for m in pkgutil.iter_modules(engine.methods.__path__)} - HELPER_MODULES
-    registered = [cls.__module__.rsplit(".", 1)[-1] for cls in METHODS.values()]
-    assert sorted(registered) == sorted(modules)
+def test_the_package_exports_what_a_users_own_method_needs():
+    from engine.methods import Method, RunContext, register
+
+    assert (Method, RunContext, register) == (engine.methods.base.Method, engine.methods.base.RunContext,
+                                              engine.methods.base.register)
 
 
 def test_every_method_declares_label_paper_description_and_params():

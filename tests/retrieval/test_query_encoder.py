@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from engine.errors import UnknownNameError
-from engine.methods.rulerag import RuleRagParams
+from engine.methods.rulerag.method import RuleRagParams
 from engine.params import build_params
 from engine.retrieval.query_encoder import MANIFEST, QueryEncoderManifest, finetuned_dir
 from engine.retrieval.suite import RETRIEVER_NAMES, Retrieval, pack_key

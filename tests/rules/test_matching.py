@@ -66,3 +66,27 @@ def test_a_rule_match_carries_the_bracketed_text_and_the_statistics(demo_pack, d
     assert match.text == "[X, born in, Z] and [Z, located in, Y] leads to [X, citizen of, Y]"
     assert (match.head, match.body, match.confidence, match.support) == ("citizen_of", ("born_in", "located_in"),
                                                                         0.469, 15)
+
+
+def test_paper_mode_is_the_plain_cosine_of_question_and_bracketed_rule(demo_pack, demo_kg, embedder):
+    question = "Of which country was Edward Teller a citizen by birth?"
+    paper = match_rules(question, demo_pack.rules, demo_kg, embedder, MatchConfig(theta=0.0, mode="paper"))
+    rules = {r.id: r for r in demo_pack.rules}
+    from engine.rules.text import rule_text
+
+    vector = embedder.encode_queries([question])[0]
+    for scored in paper.scored:
+        rule = rules[scored.rule.id]
+        cosine = float(embedder.encode_queries([rule_text(rule.head, rule.body)])[0] @ vector)
+        assert scored.similarity == pytest.approx(cosine, abs=1e-6) and scored.cosine == scored.similarity
+        assert not scored.head_matched
+    assert paper.abstract_question == question and paper.relations == ()
+    assert [s.similarity for s in paper.scored] == sorted((s.similarity for s in paper.scored), reverse=True)
+    default = match_rules(question, demo_pack.rules, demo_kg, embedder)
+    assert default.matched and match_rules(question, demo_pack.rules, demo_kg, embedder,
+                                           MatchConfig(mode="paper")).matched == ()
+
+
+def test_an_unknown_matching_mode_is_refused():
+    with pytest.raises(ValueError, match="unknown rule matching mode"):
+        MatchConfig(mode="fuzzy")

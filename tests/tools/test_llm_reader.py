@@ -166,7 +166,7 @@ def test_an_empty_question_is_a_refusal_without_a_model_call() -> None:
 
 
 def test_a_failing_attentive_model_is_a_refusal_too() -> None:
-    reader = LlmReader(FailingChat(BackendError("eager attention ran out of memory")), capture_attention=True)
+    reader = LlmReader(FailingChat(BackendError("eager attention ran out of memory")))
     reading = reader.read("Who?", EVIDENCE)
     assert reading.refused and kinds(reading.steps) == ["llm_call", "error"]
 
@@ -296,15 +296,16 @@ def test_very_long_documents_are_cut_in_the_prompt() -> None:
 def test_attention_capture_sends_the_segments_and_keeps_the_attention_steps() -> None:
     chat = AttentiveChat(lambda _prompt: "Answer: Pierre Curie\nEvidence: 2")
     assert isinstance(chat, AttentiveChatModel)
-    reading = LlmReader(chat, capture_attention=True).read("Who did Marie Curie marry?", EVIDENCE, FACTS)
+    reading = LlmReader(chat).read("Who did Marie Curie marry?", EVIDENCE, FACTS)
     assert kinds(reading.steps) == ["llm_call", "attention"]
     assert chat.segments == [build_reader_prompt("Who did Marie Curie marry?", EVIDENCE, FACTS).segments]
     for segment in chat.segments[0]:
         assert chat.sent[0][segment.start:segment.end]  # spans index the message actually sent
 
 
-def test_attention_is_not_captured_unless_asked() -> None:
+def test_attention_is_not_captured_from_a_model_loaded_without_capture() -> None:
     chat = AttentiveChat(lambda _prompt: "Answer: Pierre Curie\nEvidence: 2")
+    chat.captures_attention = False  # the hf backend with attention off (sdpa returns none)
     reading = LlmReader(chat).read("Who?", EVIDENCE)
     assert kinds(reading.steps) == ["llm_call"] and chat.segments == []
 
@@ -312,7 +313,7 @@ def test_attention_is_not_captured_unless_asked() -> None:
 def test_attention_capture_on_a_plain_chat_model_just_completes() -> None:
     chat = fixed("Answer: Pierre Curie\nEvidence: 2")
     assert isinstance(chat, ChatModel) and not isinstance(chat, AttentiveChatModel)
-    reading = LlmReader(chat, capture_attention=True).read("Who?", EVIDENCE)
+    reading = LlmReader(chat).read("Who?", EVIDENCE)
     assert (reading.answer, kinds(reading.steps)) == ("Pierre Curie", ["llm_call"])
 
 

@@ -71,6 +71,25 @@ def test_loading_the_tiny_model_on_cpu_offers_it_and_answers_a_prompt(models, ti
     assert any("unloaded" in s.value for s in at.success)
 
 
+def test_a_loaded_model_gets_the_train_r2ag_command_for_the_chosen_pack(models, tiny_llama, ragscope_home):
+    import shlex
+
+    at = models
+    assert not any(h.value == "R2AG" for h in at.subheader)  # no model loaded: nothing to train for
+    at.text_input(key="models.hf_path").input(str(tiny_llama))
+    at.selectbox(key="models.quantization").set_value("none")
+    at.selectbox(key="models.device").set_value("cpu")
+    at.button[0].click()
+    at = at.run()
+    assert not at.exception and not at.error
+    assert any(h.value == "R2AG" for h in at.subheader)
+    pack = ragscope_home / "packs" / "mini"
+    expected = shlex.join(["python", "-m", "engine", "train-r2ag", "--pack", str(pack), "--backend", "hf",
+                           "--model", str(tiny_llama), "--quantization", "none", "--device", "cpu"])
+    assert [c.value for c in at.code] == [expected]
+    assert any("only re-ranks" in c.value for c in at.caption)
+
+
 def test_a_missing_model_folder_is_a_clear_error_and_the_page_stays_up(models, tmp_path):
     at = models
     at.text_input(key="models.hf_path").input(str(tmp_path / "no-such-model"))

@@ -6,7 +6,7 @@ import math
 import re
 from dataclasses import replace
 
-from engine.retrieval.text import STOPWORDS
+from engine.text import STOPWORDS
 from engine.tools.offline_reader.context import Context, fmt
 from engine.tools.offline_reader.lexicon import (
     CONNECTORS, DEMONYM_NOUNS, GEO_WORDS, INSTITUTION_WORDS, NUMBER_WORDS, PLACE_CUES, SCALES,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.retrieval.text import STOPWORDS
+from engine.text import STOPWORDS
 from engine.tools.base import Reading
 from engine.tools.offline_reader.candidates import tally
 from engine.tools.offline_reader.context import Context, cited, quote, refusal, relevance

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engine.retrieval.text import STOPWORDS
+from engine.text import STOPWORDS
 from engine.tools.offline_classifier import DATE_NOUNS, PERSON_NOUNS, PLACE_NOUNS
 from engine.tools.offline_reader.context import Context
 from engine.tools.offline_reader.lexicon import lower_words

@@ -1,21 +1,16 @@
-"""General-English word lists and the word pattern the reader tokenises with; none tied to a dataset."""
+"""General-English word lists the reader uses; none tied to a dataset (tokens come from engine.text)."""
 
 from __future__ import annotations
 
-import re
 
-# words keep inner apostrophes and hyphens ("O'Neill", "Jean-Marie") but not a possessive 's
-WORD = re.compile(r"(?<!['’])\w+(?:['’](?!s\b)\w+|-\w+)*")
+from engine.text import words
+
 
 MONTH_NAMES = (
     "january february march april may june july august september october november december".split()
 )
 WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
 CONNECTORS = frozenset("of de da di del della des du la le los las von van der den y the".split())
-ABBREVIATIONS = frozenset(
-    "mr mrs ms dr st jr sr mt ft co inc ltd corp vs etc no gen col lt sgt capt rev prof gov sen "
-    "rep jan feb mar apr jun jul aug sep sept oct nov dec approx est fl ca".split()
-)
 NEGATIONS = frozenset("not never no neither nor without n't cannot none".split())
 PLACE_CUES = frozenset("in at from near located based into across of".split())
 INSTITUTION_WORDS = frozenset(
@@ -72,8 +67,7 @@ INVERSES = {
 }
 
 
-def lower_words(text: str) -> list[str]:
-    return [w.lower() for w in WORD.findall(text)]
+lower_words = words  # the one tokenizer (engine.text)
 
 
 def is_negation(word: str) -> bool:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from engine.retrieval.text import STOPWORDS
+from engine.text import STOPWORDS, WORD
 from engine.tools.offline_reader.candidates import date_occurrences, number_occurrences, proximity
 from engine.tools.offline_reader.context import Context
-from engine.tools.offline_reader.lexicon import BIRTH_WORDS, DEATH_WORDS, WORD, lower_words
+from engine.tools.offline_reader.lexicon import BIRTH_WORDS, DEATH_WORDS, lower_words
 from engine.tools.offline_reader.names import named_spans, span_text
 from engine.tools.offline_reader.records import Occurrence, Sentence
 from engine.tools.offline_reader.sentences import as_sentence, word_stem

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from engine.retrieval.text import STOPWORDS
-from engine.tools.offline_reader.lexicon import ABBREVIATIONS, CONNECTORS, MONTH_NAMES, WEEKDAYS, lower_words
+from engine.text import ABBREVIATIONS, STOPWORDS
+from engine.tools.offline_reader.lexicon import CONNECTORS, MONTH_NAMES, WEEKDAYS, lower_words
 from engine.tools.offline_reader.records import Sentence
 
 _SPAN_GAP = re.compile(r"\s+|\.\s*|\s*&\s*|\s+&\s+|\s*-\s*")

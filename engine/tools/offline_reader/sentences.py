@@ -8,8 +8,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from engine.knowledge.records import Triple
-from engine.retrieval.text import STOPWORDS
-from engine.tools.offline_reader.lexicon import ABBREVIATIONS, IRREGULAR, SUBJECT_PRONOUNS, WORD, lower_words
+from engine.text import STOPWORDS, WORD, split_sentences as _split
+from engine.tools.offline_reader.lexicon import IRREGULAR, SUBJECT_PRONOUNS, lower_words
 from engine.tools.offline_reader.names import capitalised_spans, contains
 from engine.tools.offline_reader.records import Sentence
 from engine.trace import Hit
@@ -18,7 +18,6 @@ MAX_SENTENCES = 400  # lexical scoring bound for very long evidence
 MAX_CHARS_PER_HIT = 20_000
 MAX_SENTENCE_CHARS = 600
 EMBED_CHARS = 300  # encoder cost grows with length; the head of a sentence carries its topic
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9À-Ý])")
 
 
 # ---- evidence → sentences ------------------------------------------------------------------------
@@ -47,22 +46,8 @@ def fact_sentence(triple: Triple) -> str:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of a paragraph, keeping initials and abbreviations ('J. Smith', 'St. Louis') whole."""
-    out: list[str] = []
-    for line in re.split(r"\s*\n\s*", text):
-        pieces: list[str] = []
-        last = 0
-        for match in _SENTENCE_BREAK.finditer(line):
-            before = line[last: match.start()]
-            tail = re.search(r"(\w+)\W*$", before)
-            word = tail.group(1) if tail else ""
-            if (len(word) == 1 and word.isupper()) or word.lower() in ABBREVIATIONS:
-                continue
-            pieces.append(before)
-            last = match.end()
-        pieces.append(line[last:])
-        out.extend(_windows(p.strip()) for p in pieces if p.strip())
-    return [w for group in out for w in group]
+    """The one sentence splitter (engine.text), with run-on pieces cut for the sentence encoder."""
+    return [w for sentence in _split(text) for w in _windows(sentence)]
 
 
 def _windows(sentence: str) -> list[str]:

@@ -1,4 +1,7 @@
-"""Prompt templates kept as text files beside this module, and a brace-safe way to fill them.
+"""Prompt templates kept as text files beside the code that uses them, and a brace-safe way to fill them.
+
+The shared tools' prompts (reader, classifier) live in this folder; each method keeps its own in
+`engine/methods/<method>/prompts/`, read through a `PromptFolder` of its own.
 
 `str.format` would choke on (or worse, interpret) braces inside documents and questions, so `fill`
 substitutes only the placeholder names it is given, in one pass: a value that itself contains
@@ -8,27 +11,51 @@ substitutes only the placeholder names it is given, in one pass: a value that it
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cached_property
 from pathlib import Path
 
 from engine.errors import UnknownNameError
 
-PROMPT_DIR = Path(__file__).resolve().parent
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
+class PromptFolder:
+    """The `<name>.txt` templates of one folder, read once each."""
+
+    def __init__(self, folder: Path | str):
+        self.folder = Path(folder).resolve()
+        self._cache: dict[str, str] = {}
+
+    @classmethod
+    def beside(cls, module_file: str) -> PromptFolder:
+        """The `prompts/` folder next to a module: `PROMPTS = PromptFolder.beside(__file__)`."""
+        return cls(Path(module_file).parent / "prompts")
+
+    @cached_property
+    def names(self) -> tuple[str, ...]:
+        return tuple(sorted(p.stem for p in self.folder.glob("*.txt")))
+
+    def load(self, name: str) -> str:
+        """The template `<name>.txt`; an unknown name raises `UnknownNameError`."""
+        if name not in self._cache:
+            # the name check also keeps a caller from reading files outside this folder ('../x')
+            if not _NAME.fullmatch(name) or name not in self.names:
+                raise UnknownNameError(f"unknown prompt {name!r} in {self.folder.name}/; known: {', '.join(self.names)}")
+            self._cache[name] = (self.folder / f"{name}.txt").read_text(encoding="utf-8")
+        return self._cache[name]
+
+
+SHARED = PromptFolder(Path(__file__).parent)
+
+
 def known_prompts() -> tuple[str, ...]:
-    return tuple(sorted(p.stem for p in PROMPT_DIR.glob("*.txt")))
+    return SHARED.names
 
 
-@cache
 def load_prompt(name: str) -> str:
-    """The template `<name>.txt` from this folder; an unknown name raises `UnknownNameError`."""
-    # the name check also keeps a caller from reading files outside this folder ('../x')
-    if not _NAME.fullmatch(name) or not (PROMPT_DIR / f"{name}.txt").is_file():
-        raise UnknownNameError(f"unknown prompt {name!r}; known: {', '.join(known_prompts())}")
-    return (PROMPT_DIR / f"{name}.txt").read_text(encoding="utf-8")
+    """A shared tool's template from this folder."""
+    return SHARED.load(name)
 
 
 def fill(template: str, **values: object) -> str:

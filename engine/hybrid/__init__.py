@@ -1,7 +1,0 @@
-"""The hybrid RAG method's modules (CRAG KDD Cup 2024, spec shared/methods/hybrid_rag.md), one job each.
-
-`pages` (web pages → chunks and tables, top-k ranking), `attributes` (question type and dynamism),
-`policy` (the dynamic / false-premise gate), `calculations` (expressions through the safe calculator),
-`knowledge` (the closed-book knowledge extractor), `kg_module` (entity look-ups in the pack KG),
-`premise` (presupposition check against the KG), `reasoner` (reason or refuse, and its parser).
-"""

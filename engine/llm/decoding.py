@@ -1,0 +1,82 @@
+"""The one decode loop of local models: plain generation, attention capture and R2AG's injected prompts.
+
+Every path prefills the prompt but its last position without attention weights, then feeds one
+token at a time, and stops on the same conditions: one of the model's own end-of-sequence tokens
+(the generation config's list, not only the tokenizer's single `eos_token_id`: Llama-3 ends a chat
+turn with `<|eot_id|>`), a stop string, a caller's own test, or the token budget. Attention, when
+captured, is kept for the newest query position only: layers × heads × prompt length, never L².
+torch is imported inside the functions: importing this module costs nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Decoded:
+    tokens: tuple[int, ...]
+    first: np.ndarray | None = None       # (layers, heads, L): the last prompt position's attention
+    per_token: np.ndarray | None = None   # (T, layers, heads, L): each generated token's query
+
+
+def end_of_sequence_ids(model: Any, tokenizer: Any) -> frozenset[int]:
+    """The model's end-of-sequence list: its generation config's ids plus the tokenizer's."""
+    ids: set[int] = set()
+    for source in (getattr(getattr(model, "generation_config", None), "eos_token_id", None),
+                   getattr(tokenizer, "eos_token_id", None)):
+        if isinstance(source, int):
+            ids.add(source)
+        elif isinstance(source, (list, tuple)):
+            ids.update(int(i) for i in source)
+    return frozenset(ids)
+
+
+def decode(model: Any, tokenizer: Any, *, input_ids: Any = None, inputs_embeds: Any = None,
+           max_new_tokens: int = 64, temperature: float = 0.0, stop: Sequence[str] = (),
+           capture: bool = False, done: Callable[[list[int]], bool] | None = None) -> Decoded:
+    """Generate from token ids (1, L) or embeddings (1, L, h); greedy at temperature 0, seeded sampling above."""
+    import torch
+
+    prompt = input_ids if input_ids is not None else inputs_embeds
+    key = "input_ids" if input_ids is not None else "inputs_embeds"
+    n = prompt.shape[1]
+    eos = end_of_sequence_ids(model, tokenizer)
+    generator = torch.Generator(device="cpu").manual_seed(0)  # reproducible samples for step-through
+    tokens: list[int] = []
+    rows: list[np.ndarray] = []
+    with torch.no_grad():
+        past = model(**{key: prompt[:, :-1]}, use_cache=True).past_key_values if n > 1 else None
+        step: dict[str, Any] = {key: prompt[:, -1:]}
+        for _ in range(max(1, max_new_tokens)):
+            out = model(**step, past_key_values=past, use_cache=True, output_attentions=capture)
+            past = out.past_key_values
+            if capture and out.attentions:
+                # per layer (1, heads, 1, kv) → (layers, heads, L): weights over the prompt only
+                rows.append(np.stack([a[0, :, -1, :n].float().cpu().numpy() for a in out.attentions]))
+            token = _next_token(out.logits[0, -1], temperature, generator)
+            tokens.append(token)
+            if token in eos or _hit_stop(tokenizer, tokens, stop) or (done is not None and done(tokens)):
+                break
+            step = {"input_ids": torch.tensor([[token]], device=prompt.device)}
+    return Decoded(tuple(tokens), rows[0] if rows else None, np.stack(rows) if rows else None)
+
+
+def _next_token(logits: Any, temperature: float, generator: Any) -> int:
+    import torch
+
+    if temperature <= 0:
+        return int(logits.argmax())
+    probs = torch.softmax(logits.float().cpu() / temperature, dim=-1)
+    return int(torch.multinomial(probs, 1, generator=generator))
+
+
+def _hit_stop(tokenizer: Any, tokens: list[int], stop: Sequence[str]) -> bool:
+    if not stop:
+        return False
+    tail = tokenizer.decode(tokens[-16:], skip_special_tokens=True)
+    return any(s and s in tail for s in stop)

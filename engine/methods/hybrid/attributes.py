@@ -1,0 +1,229 @@
+"""Attribute predictor (spec §2.3): question type over CRAG's 8 types and dynamism over its 4 classes.
+
+Offline: logistic regression on MiniLM embeddings (the paper's SVM alternative, §2.3), trained on
+engine/methods/hybrid/data/attribute_examples.jsonl — general questions across domains written for this
+project — once per process. LLM: few-shot with demonstrations drawn from the same file and a
+majority vote over samples (self-consistency). Decisions on spec §8.3: 5 demonstrations per call (the
+paper's count), drawn with a seed taken from the question's content hash (reproducible); 3 samples by
+default ([C] draws 5: each HF sample is a full generate call); a tie goes to the label voted first;
+labels parse by substring, else the closest label by difflib ratio; a sample that does not parse is
+an `error` step quoting it and casts no vote.
+Deliberate deviations from the paper (spec §2.3), for the explorer: the prompt also asks for the
+question type (the paper predicts only static/dynamic) and for all 4 dynamism classes, which the gate
+collapses to 2 at a configurable threshold (policy.py; [C]'s mapping by default). The demonstrations
+are this project's own questions, not CRAG's, and none is an item of a pack we evaluate on.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import hashlib
+import json
+import random
+import re
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegment
+from engine.methods.hybrid.prompting import filled, question_pieces
+from engine.retrieval.embedder import Embedder
+from engine.tools.llm_call import call_model, error_step, shorten
+from engine.tools.prompts import PromptFolder
+from engine.trace import Step
+
+PROMPTS = PromptFolder.beside(__file__)
+
+QUESTION_TYPES = ("simple", "simple_w_condition", "comparison", "aggregation", "set", "multi-hop",
+                  "post-processing", "false_premise")
+DYNAMISM = ("static", "slow-changing", "fast-changing", "real-time")  # slowest to fastest
+EXAMPLES_PATH = Path(__file__).resolve().parent / "data" / "attribute_examples.jsonl"
+DEMOS = 5
+ICL_SETTINGS = GenerationSettings(max_new_tokens=24, temperature=0.1)
+_LINE = re.compile(r"(question[\s_-]*type|dynamism)\s*[:=][ \t]*([\w -]+)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Example:
+    question: str
+    question_type: str
+    dynamism: str
+    domain: str = ""
+
+
+@dataclass(frozen=True)
+class Attributes:
+    question_type: str
+    type_confidence: float
+    dynamism: str
+    dynamism_confidence: float
+    method: str  # logreg | icl | logreg (icl fallback)
+    votes: tuple[str, ...] = ()  # one "type / dynamism" per LLM sample
+    steps: tuple[Step, ...] = ()
+
+
+@functools.cache
+def load_examples(path: Path = EXAMPLES_PATH) -> tuple[Example, ...]:
+    """Read once per process: the LLM's demonstrations and the offline classifier's training set."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return tuple(Example(r["question"], r["question_type"], r["dynamism"], r.get("domain", "")) for r in rows)
+
+
+# ---- offline: logistic regression on MiniLM -----------------------------------------------------------
+
+
+class AttributeModel:
+    """Two multinomial logistic regressions over the same question embeddings."""
+
+    def __init__(self, embedder: Embedder, examples: Sequence[Example]):
+        from sklearn.linear_model import LogisticRegression
+
+        self.embedder = embedder
+        vectors = embedder.encode([e.question for e in examples])  # (n, 384)
+        self.type_model = LogisticRegression(max_iter=2000, C=4.0).fit(vectors, [e.question_type for e in examples])
+        self.dynamism_model = LogisticRegression(max_iter=2000, C=4.0).fit(vectors, [e.dynamism for e in examples])
+
+    def predict(self, question: str) -> Attributes:
+        vector = self.embedder.encode_queries([question])  # (1, 384)
+        qtype, qconf = _best(self.type_model, vector)
+        dyn, dconf = _best(self.dynamism_model, vector)
+        return Attributes(qtype, qconf, dyn, dconf, "logreg")
+
+
+def _best(model, vector: np.ndarray) -> tuple[str, float]:  # noqa: ANN001 (sklearn estimator)
+    probs = model.predict_proba(vector)[0]
+    best = int(np.argmax(probs))
+    return str(model.classes_[best]), round(float(probs[best]), 4)
+
+
+_MODELS: dict[str, AttributeModel] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def attribute_model(embedder: Embedder) -> AttributeModel:
+    """Trained once per process and embedder (about a second on 2 cores), shared by every run."""
+    key = embedder.id
+    with _MODELS_LOCK:
+        if key not in _MODELS:
+            _MODELS[key] = AttributeModel(embedder, load_examples())
+        return _MODELS[key]
+
+
+def cross_validated_accuracy(embedder: Embedder, folds: int = 5, seed: int = 0) -> dict[str, float]:
+    """Stratified k-fold accuracy of both classifiers, plus the static/dynamic gate it implies."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+    examples = load_examples()
+    vectors = embedder.encode([e.question for e in examples])
+    result = {}
+    for name, labels in (("question_type", [e.question_type for e in examples]),
+                         ("dynamism", [e.dynamism for e in examples])):
+        splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
+        predicted = cross_val_predict(LogisticRegression(max_iter=2000, C=4.0), vectors, labels, cv=splitter)
+        result[name] = round(float(np.mean(np.array(predicted) == np.array(labels))), 4)
+        if name == "dynamism":
+            gate = [is_dynamic(p, "fast-changing") == is_dynamic(t, "fast-changing") for p, t in zip(predicted, labels)]
+            result["static_or_dynamic"] = round(float(np.mean(gate)), 4)
+    return result
+
+
+def is_dynamic(dynamism: str, threshold: str) -> bool:
+    """Dynamic when at least as fast-changing as `threshold` (spec §2.3: {fast, real-time} by default)."""
+    if threshold not in DYNAMISM or dynamism not in DYNAMISM:
+        return False
+    return DYNAMISM.index(dynamism) >= DYNAMISM.index(threshold)
+
+
+# ---- LLM: few-shot with a majority vote ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LlmAttributePredictor:
+    chat: ChatModel
+    fallback: AttributeModel
+    samples: int = 3
+    settings: GenerationSettings = ICL_SETTINGS
+
+    def predict(self, question: str) -> Attributes:
+        prompt, segments = attribute_prompt(question, load_examples())
+        steps: tuple[Step, ...] = ()
+        parsed: list[tuple[str, str]] = []
+        for n in range(self.samples):
+            role = f"attributes {n + 1}"
+            reply = call_model(self.chat, (Message("user", prompt),), self.settings, role=role, segments=segments)
+            steps += reply.steps
+            got = parse_attributes(reply.text)
+            if got is not None:
+                parsed.append(got)
+            elif not reply.failed:  # a failed call already left its error step
+                steps += (error_step(role, f"sample {n + 1} had no 'question_type: …' and 'dynamism: …' lines; "
+                                     f"got {shorten(reply.text)}; it casts no vote"),)
+        if not parsed:
+            offline = self.fallback.predict(question)
+            message = (f"no attribute sample had 'question_type: …' and 'dynamism: …'; used the logistic "
+                       f"regression's {offline.question_type} / {offline.dynamism}")
+            return Attributes(offline.question_type, offline.type_confidence, offline.dynamism,
+                              offline.dynamism_confidence, "logreg (icl fallback)", (),
+                              steps + (error_step("attributes", message),))
+        qtype, tconf = majority([p[0] for p in parsed])
+        dyn, dconf = majority([p[1] for p in parsed])
+        votes = tuple(f"{t} / {d}" for t, d in parsed)
+        return Attributes(qtype, tconf * len(parsed) / self.samples, dyn, dconf * len(parsed) / self.samples,
+                          "icl", votes, steps)
+
+
+def build_attribute_prompt(question: str, examples: Sequence[Example], demos: int = DEMOS) -> str:
+    return attribute_prompt(question, examples, demos)[0]
+
+
+def attribute_prompt(question: str, examples: Sequence[Example], demos: int = DEMOS,
+                     ) -> tuple[str, tuple[PromptSegment, ...]]:
+    """The ICL prompt (instruction, demonstrations drawn by the question's hash, the query) and its segments."""
+    seed = int(hashlib.sha256(question.encode("utf-8")).hexdigest()[:8], 16)
+    chosen = random.Random(seed).sample(list(examples), min(demos, len(examples)))
+    shots = "\n\n".join(f"Question: {e.question}\nquestion_type: {e.question_type}\ndynamism: {e.dynamism}"
+                        for e in chosen)
+    return filled(PROMPTS.load("attributes"), {"question": question_pieces(question)},
+                  types=", ".join(QUESTION_TYPES), demos=shots, question=question)
+
+
+def parse_attributes(text: str) -> tuple[str, str] | None:
+    """('type', 'dynamism') from 'question_type: … / dynamism: …' lines; None when either is missing."""
+    found: dict[str, str] = {}
+    for key, value in _LINE.findall(text or ""):
+        name = "dynamism" if key.lower().startswith("dyn") else "type"
+        found.setdefault(name, value.strip())
+    if "type" not in found or "dynamism" not in found:
+        return None
+    qtype, dyn = closest_label(found["type"], QUESTION_TYPES), closest_label(found["dynamism"], DYNAMISM)
+    return (qtype, dyn) if qtype and dyn else None
+
+
+def closest_label(text: str, labels: Sequence[str]) -> str:
+    """A label the text contains (longest first), else the nearest one by difflib ratio ≥ 0.6, else ''."""
+    low = text.strip().lower().replace(" ", "_")
+    for label in sorted(labels, key=len, reverse=True):
+        if label.replace("-", "_") in low.replace("-", "_"):
+            return label
+    close = difflib.get_close_matches(low, list(labels), n=1, cutoff=0.6)
+    return close[0] if close else ""
+
+
+def majority(labels: Sequence[str]) -> tuple[str, float]:
+    counts = Counter(labels)
+    top = max(counts.values())
+    winner = next(label for label in labels if counts[label] == top)  # ties: the one voted first
+    return winner, round(top / len(labels), 4)
+
+
+def describe(attributes: Attributes) -> str:
+    votes = f"; votes: {', '.join(attributes.votes)}" if attributes.votes else ""
+    return (f"{attributes.method}: {attributes.question_type} ({attributes.type_confidence:.2f}), "
+            f"{attributes.dynamism} ({attributes.dynamism_confidence:.2f}){votes}")
+

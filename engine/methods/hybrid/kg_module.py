@@ -1,0 +1,153 @@
+"""The KG module (spec §2.6): entities from the question → capped look-ups in the pack KG (CRAG's mock API).
+
+Entities come from the LLM (the question and its query time → the flat JSON of [C]'s domain keys,
+prompts/entities.txt, parsed with `json.loads` and a fallback scan for `{…}`) or, offline, from the
+pack lexicon through the `EntityLinker`; LLM names are mapped onto the pack's names by the same
+linker. The aspect, metric and time keys are shown in the trace's llm_call but not used: the pack KG
+is looked up by name (below), not through per-domain mock-API routes. Decision on spec §8.8: the look-up is the pack
+KG's facts about each entity (both directions), ranked by word overlap with the question, at most
+`max_facts` in all, and where the KG has no fact of a relation about an entity the pack's rules
+derive one — the rule that reads most like the question first (marked with the rule in the trace);
+the block handed to the reasoner is cut at 1000 characters (spec §2.7 U2),
+while the trace keeps every fact found.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engine.graph.kg import KnowledgeGraph
+from engine.graph.linking import EntityLinker
+from engine.knowledge.records import Rule, Triple
+from engine.llm.chat import ChatModel, GenerationSettings, Message
+from engine.retrieval.embedder import Embedder
+from engine.methods.hybrid.prompting import filled, question_pieces
+from engine.tools.llm_call import call_model, error_step, shorten
+from engine.tools.offline_reader import fact_sentence
+from engine.tools.offline_reader.sentences import content_stems
+from engine.tools.prompts import PromptFolder
+from engine.trace import Step
+
+PROMPTS = PromptFolder.beside(__file__)
+
+KG_BLOCK_CHARS = 1000
+MAX_DERIVED = 3  # tails one rule may derive for one entity
+ENTITY_SETTINGS = GenerationSettings(max_new_tokens=128, temperature=0.1)  # [C]: 512; a flat object needs fewer
+_OBJECT = re.compile(r"\{[^{}]*\}")
+NOT_NAMES = frozenset({"domain", "metric", "datetime", "year", "sport_type", "movie_aspect", "person_aspect",
+                       "artist_aspect", "song_aspect"})  # spec §2.6 keys whose values name no entity
+
+
+@dataclass(frozen=True)
+class KgLookup:
+    entities: tuple[str, ...]  # pack names, in the order found
+    mentions: tuple[str, ...]  # what the question (or the LLM) called them
+    facts: tuple[Triple, ...]  # ranked, capped
+    steps: tuple[Step, ...] = ()
+    derived: tuple[tuple[Triple, str], ...] = ()  # (fact, rule id) for facts a pack rule derived
+
+    def block(self, limit: int = KG_BLOCK_CHARS) -> tuple[str, bool]:
+        """U2 of the reasoning prompt: '### KG Ref i:' lines cut at `limit` chars; True when cut."""
+        text = "\n".join(f"### KG Ref {n}: {fact_sentence(t)}" for n, t in enumerate(self.facts, start=1))
+        return (text[:limit], True) if len(text) > limit else (text, False)
+
+
+def lookup(question: str, entities: Sequence[str], mentions: Sequence[str], kg: KnowledgeGraph,
+           max_facts: int, steps: tuple[Step, ...] = (), rules: Sequence[Rule] = ()) -> KgLookup:
+    """Every fact about the entities (plus what the pack's rules derive where the KG has no fact of that
+    relation), ranked by overlap with the question's words, cut to `max_facts`."""
+    wanted = content_stems(question)
+    derived = tuple((t, rule_id) for entity in entities for t, rule_id in derive(entity, kg, rules))
+    facts: dict[Triple, float] = {}
+    for triple in [t for entity in entities for t in kg.facts_about(entity, limit=200)] + [t for t, _ in derived]:
+        overlap = len(wanted & content_stems(f"{triple.relation.replace('_', ' ')} {triple.tail} {triple.head}"))
+        facts[triple] = max(facts.get(triple, 0.0), float(overlap))
+    ranked = sorted(facts, key=lambda t: -facts[t])[:max_facts]  # stable: ties keep the KG's order
+    kept = set(ranked)
+    return KgLookup(tuple(entities), tuple(mentions), tuple(ranked), steps, tuple(d for d in derived if d[0] in kept))
+
+
+def derive(entity: str, kg: KnowledgeGraph, rules: Sequence[Rule]) -> list[tuple[Triple, str]]:
+    """head(entity, y) by the first rule (in the given order) whose body path leads from the entity to y,
+    where the KG has no head fact about the entity (rules fill gaps, they never overrule a stated fact)."""
+    found: dict[Triple, str] = {}
+    derived_heads: set[str] = set()
+    for rule in rules:
+        if rule.head in derived_heads or kg.follow(entity, rule.head):
+            continue
+        frontier = [entity]
+        for step in rule.body:
+            frontier = list(dict.fromkeys(t for e in frontier for t in kg.follow(e, step)))
+        for tail in frontier[:MAX_DERIVED]:
+            found.setdefault(Triple(entity, rule.head, tail), rule.id)
+        if frontier:
+            derived_heads.add(rule.head)
+    return list(found.items())
+
+
+def rules_for(question: str, rules: Sequence[Rule], embedder: Embedder) -> list[Rule]:
+    """Rules by MiniLM similarity of their sentence to the question: when two rules derive different values
+    ('citizen by birth' vs 'at the end of his life'), the one that reads like the question wins."""
+    if not rules:
+        return []
+    vectors = embedder.encode_queries([question, *(r.describe() for r in rules)])  # (1 + r, d)
+    sims = vectors[1:] @ vectors[0]
+    return [rules[i] for i in sorted(range(len(rules)), key=lambda i: (-float(sims[i]), -rules[i].confidence))]
+
+
+@dataclass(frozen=True)
+class OfflineEntityFinder:
+    linker: EntityLinker
+
+    def find(self, question: str, query_time: str = "") -> tuple[tuple[str, ...], tuple[str, ...], tuple[Step, ...]]:
+        links = self.linker.link(question)
+        return tuple(link.entity for link in links), tuple(link.mention for link in links), ()
+
+
+@dataclass(frozen=True)
+class LlmEntityFinder:
+    chat: ChatModel
+    linker: EntityLinker
+    settings: GenerationSettings = ENTITY_SETTINGS
+
+    def find(self, question: str, query_time: str = "") -> tuple[tuple[str, ...], tuple[str, ...], tuple[Step, ...]]:
+        prompt, segments = filled(PROMPTS.load("entities"), {"question": question_pieces(question)},
+                                  query_time=query_time or "unknown", question=question)
+        reply = call_model(self.chat, (Message("user", prompt),), self.settings, role="entity extraction",
+                           segments=segments)
+        names = parse_entities(reply.text)
+        steps = reply.steps
+        if not names and not reply.failed:
+            steps += (error_step("entity extraction", f"no entity JSON in {shorten(reply.text)}; "
+                                 "linked the question against the pack lexicon instead"),)
+        linked: dict[str, str] = {}
+        for name in names:
+            for link in self.linker.link(name)[:1]:
+                linked.setdefault(link.entity, name)
+        if not linked:  # nothing the pack knows: the lexicon is the fallback (spec §7)
+            links = self.linker.link(question)
+            linked = {link.entity: link.mention for link in links}
+        return tuple(linked), tuple(linked.values()), steps
+
+
+def parse_entities(text: str) -> tuple[str, ...]:
+    """String values of the entity JSON (flat object or list), `json.loads` first, then any `{…}` in it."""
+    for raw in [str(text or "").strip(), *_OBJECT.findall(text or "")]:
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            values = [v for k, v in data.items() if k not in NOT_NAMES]
+        elif isinstance(data, list):
+            values = data
+        else:
+            continue
+        names = [x.strip() for v in values for x in (v if isinstance(v, list) else [v])
+                 if isinstance(x, str) and x.strip()]
+        if names:
+            return tuple(dict.fromkeys(names))
+    return ()

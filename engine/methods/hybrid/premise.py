@@ -1,0 +1,276 @@
+"""False-premise check: the question's presupposition about its subject, checked against the pack KG.
+
+The paper leaves premise checking to the LLM (spec §2.7 S5/S6); offline there is no LLM, so the
+presupposition is read from general English question grammar and looked up. The subject S is the
+entity right after the auxiliary ("In which year did S receive …", "was S born") or a possessor
+("S's wife"). A premise counts as *contradicted* only under a closed-world reading per relation —
+the KG knows facts of that relation about S, and none fits:
+- ordinal: "S's second O" / "did S receive his second O" while the KG links S to O fewer times;
+- object: the question ties S to a named O, S has facts of a relation that reaches O, none reaches O;
+- place: "which German city was S born in" while none of S's born-in places is located in Germany
+  (via `located_in`, two hops at most);
+- missing relation: the verb or possessed noun names a relation S has no fact of (and no pack rule
+  derives), though S is well covered (≥ MIN_FACTS facts);
+- gender: "S's son" while every child of S is referred to as "she" in their documents.
+Anything else is *unknown*: the check never claims a premise is false without a KG fact to show.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.graph.kg import KnowledgeGraph
+from engine.graph.linking import ALIAS_SCORE, EntityLink
+from engine.knowledge.records import Document, Rule
+from engine.retrieval.embedder import Embedder
+from engine.text import STOPWORDS
+from engine.tools.offline_reader.sentences import content_stems, word_stem
+
+MIN_FACTS = 5  # a subject the KG barely knows proves nothing by a missing fact
+RELATION_SIM = 0.55  # MiniLM cosine for a word to name a relation …
+RELATION_MARGIN = 0.15  # … and by this much more than the runner-up
+TYPE_PREFIX = 4  # 'Germ-an' / 'Germ-any': a demonym shares this much of its country's name
+AUXILIARIES = ("did", "does", "do", "was", "were", "is", "are", "has", "have", "had")
+ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "2nd": 2, "3rd": 3, "4th": 4, "5th": 5}
+GENDERED = {"son": "m", "daughter": "f", "wife": "f", "husband": "m", "brother": "m", "sister": "f",
+            "father": "m", "mother": "f", "nephew": "m", "niece": "f", "uncle": "m", "aunt": "f"}
+_AUX = re.compile(rf"\b(?:{'|'.join(AUXILIARIES)})\s+(?:the\s+)?", re.IGNORECASE)
+_WORD = re.compile(r"[A-Za-z][\w-]*")
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
+_LITERAL = re.compile(r"[\d\s.,:/-]+")
+_LOCATED = "located_in"  # the place check needs a containment relation; a pack without it skips the check
+_HE = re.compile(r"\b(?:he|his|him|himself)\b", re.IGNORECASE)
+_SHE = re.compile(r"\b(?:she|her|hers|herself)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class PremiseCheck:
+    verdict: str  # contradicted | unknown
+    reason: str
+    subject: str = ""
+    check: str = ""  # ordinal | object | type | missing_relation | gender
+
+    @property
+    def contradicted(self) -> bool:
+        return self.verdict == "contradicted"
+
+
+UNKNOWN = PremiseCheck("unknown", "no presupposition about a well-known subject could be checked")
+
+
+@dataclass(frozen=True)
+class Subject:
+    """The entity a question's presupposition is about, where it sits, and whether it is 'S's …'."""
+
+    link: EntityLink
+    start: int
+    end: int
+    possessive: bool
+
+
+def named_objects(question: str, links: Sequence[EntityLink], start: int, subject: str) -> list[EntityLink]:
+    """Entities named after `start`: years and numbers are qualifiers, and an embedding link is too loose
+    to build on."""
+    found = [link for link in links if link.entity != subject and link.score >= ALIAS_SCORE
+             and not _LITERAL.fullmatch(link.entity) and question.lower().find(link.mention.lower()) >= start]
+    # 'Planck' inside 'Max Planck Medal' is part of that name, not a second object
+    return [link for link in found if not any(link.mention.lower() in other.mention.lower() and other is not link
+                                              for other in found)]
+
+
+def verb_after(text: str, links: Sequence[EntityLink]) -> str:
+    """The first content word of `text` that is not part of a linked name ('and T discover' → 'discover')."""
+    for link in links:
+        text = re.sub(re.escape(link.mention), " ", text, flags=re.IGNORECASE) if link.mention else text
+    return next((w for w in _WORD.findall(text) if w.lower() not in STOPWORDS), "")
+
+
+class PremiseChecker:
+    def __init__(self, kg: KnowledgeGraph, embedder: Embedder, documents: Sequence[Document] = (),
+                 rules: Sequence[Rule] = ()):
+        self.kg = kg
+        self.embedder = embedder
+        self.rules = tuple(rules)
+        self._documents = {d.title: d for d in documents}
+        self.relations = tuple(sorted({d["triple"].relation for _, _, d in kg.graph.edges(data=True)}))
+        # one-word names that something is located in: what 'German', 'Norwegian' can refer to
+        self._places = frozenset(v for _, v, d in kg.graph.edges(data=True) if d["triple"].relation == _LOCATED)
+        self._vectors: np.ndarray | None = None
+        self._lock = threading.Lock()
+
+    def check(self, question: str, links: Sequence[EntityLink], is_choice: bool) -> PremiseCheck:
+        if is_choice:  # "A or B" questions presuppose only a disjunction
+            return PremiseCheck("unknown", "a choice question presupposes only that one option fits")
+        subject = self.subject(question, links)
+        if subject is None or self.kg.graph.degree(subject.link.entity) < MIN_FACTS:
+            return UNKNOWN
+        after = question[subject.end:]
+        objects = named_objects(question, links, subject.end, subject.link.entity)
+        for found in (self._ordinal(subject, after, objects), self._object(subject, objects),
+                      self._possessed(subject, after) if subject.possessive else self._verb(question, subject, after, links)):
+            if found is not None:
+                return found
+        return PremiseCheck("unknown", f"the KG does not contradict what the question assumes about "
+                            f"{subject.link.entity}", subject.link.entity)
+
+    # ---- the subject -----------------------------------------------------------------------------------
+
+    def subject(self, question: str, links: Sequence[EntityLink]) -> Subject | None:
+        """The entity right after an auxiliary ('did S …'), or a possessor ('S's …'); None if neither."""
+        low = question.lower()
+        for link in links:
+            at = low.find(link.mention.lower())
+            if at < 0 or link.entity not in self.kg.graph:
+                continue
+            end = at + len(link.mention)
+            possessive = question[end:end + 2] in ("'s", "’s")
+            after_aux = any(m.end() == at for m in _AUX.finditer(question))
+            if after_aux or possessive:
+                return Subject(link, at, end + (2 if possessive else 0), possessive)
+        return None
+
+    # ---- the checks ------------------------------------------------------------------------------------
+
+    def _ordinal(self, subject: Subject, after: str, objects: Sequence[EntityLink]) -> PremiseCheck | None:
+        words = [w.lower() for w in _WORD.findall(after)]
+        k = next((ORDINALS[w] for w in words if w in ORDINALS), 0)
+        if not k or not objects:
+            return None
+        target = objects[0].entity
+        count = self._links(subject.link.entity, target)
+        if count < k:
+            return PremiseCheck("contradicted", f"the question assumes {subject.link.entity} is linked to {target} at "
+                                f"least {k} times; the KG links them {count} time(s)", subject.link.entity, "ordinal")
+        return None
+
+    def _object(self, subject: Subject, objects: Sequence[EntityLink]) -> PremiseCheck | None:
+        entity = subject.link.entity
+        own = {r for r in self.kg.relations_of(entity) if not r.startswith("~")}
+        for link in objects:
+            target = link.entity
+            if target not in self.kg.graph or self._links(entity, target):
+                continue
+            reaching = {r[1:] for r in self.kg.relations_of(target) if r.startswith("~")} & own
+            if reaching:
+                relation = sorted(reaching)[0]
+                known = ", ".join(self.kg.follow(entity, relation)[:4])
+                return PremiseCheck("contradicted", f"the question ties {entity} to {target}, but the KG's "
+                                    f"{relation.replace('_', ' ')} facts about {entity} name only {known}",
+                                    entity, "object")
+        return None
+
+    def _verb(self, question: str, subject: Subject, after: str,
+              links: Sequence[EntityLink]) -> PremiseCheck | None:
+        relation = self.relation_for(verb_after(after, links))
+        if not relation:
+            return None
+        missing = self._missing(subject.link.entity, relation)
+        if missing is not None:
+            return missing
+        return self._typed(question, subject, relation, links)
+
+    def _possessed(self, subject: Subject, after: str) -> PremiseCheck | None:
+        words = [w for w in _WORD.findall(after)[:3] if w.lower() not in STOPWORDS and w.lower() not in ORDINALS]
+        noun = words[0].lower() if words else ""
+        relation = self.relation_for(noun)
+        if not relation:
+            return None
+        return self._missing(subject.link.entity, relation) or self._gender(subject.link.entity, relation, noun)
+
+    def _missing(self, entity: str, relation: str) -> PremiseCheck | None:
+        if self.kg.follow(entity, relation) or self._derivable(entity, relation):
+            return None
+        return PremiseCheck("contradicted", f"the question assumes a {relation.replace('_', ' ')} fact about {entity}; "
+                            f"the KG has {self.kg.graph.degree(entity)} facts about {entity} and none of that "
+                            "relation, and no rule derives one", entity, "missing_relation")
+
+    def _typed(self, question: str, subject: Subject, relation: str,
+               links: Sequence[EntityLink]) -> PremiseCheck | None:
+        """'which German city' before the subject: a linked type word every value must lead to."""
+        head = question[:subject.start]
+        types = [link.entity for link in links if link.mention and link.mention in head and link.entity in self._places]
+        types += [name for word in _CAPITALISED.findall(head)[1:] for name in [self._demonym(word)] if name]
+        values = [v for v in self.kg.follow(subject.link.entity, relation) if self.kg.follow(v, _LOCATED)]
+        for kind in types:
+            if values and not any(self._reaches(v, kind) for v in values):
+                return PremiseCheck("contradicted", f"the question assumes {subject.link.entity}'s "
+                                    f"{relation.replace('_', ' ')} is in {kind}; the KG says {', '.join(values)}, "
+                                    f"which it does not place in {kind}", subject.link.entity, "type")
+        return None
+
+    def _gender(self, entity: str, relation: str, noun: str) -> PremiseCheck | None:
+        wanted = GENDERED.get(noun)
+        values = self.kg.follow(entity, relation)
+        genders = [self._gender_of(v) for v in values]
+        if wanted and values and all(g and g != wanted for g in genders):
+            return PremiseCheck("contradicted", f"the question asks for {entity}'s {noun}; the KG's "
+                                f"{relation.replace('_', ' ')} facts name {', '.join(values)}, none of whom is "
+                                f"referred to as {'he' if wanted == 'm' else 'she'}", entity, "gender")
+        return None
+
+    def _demonym(self, word: str) -> str:
+        """'German' → Germany, 'Norwegian' → Norway: the one-word KG place sharing the longest prefix (≥ 4)."""
+        best, length = "", TYPE_PREFIX - 1
+        for name in sorted(n for n in self._places if " " not in n):
+            shared = len(os.path.commonprefix([word.lower(), name.lower()]))
+            if shared > length and name.lower() != word.lower():
+                best, length = name, shared
+        return best
+
+    # ---- KG helpers ------------------------------------------------------------------------------------
+
+    def _links(self, a: str, b: str) -> int:
+        return self.kg.graph.number_of_edges(a, b) + self.kg.graph.number_of_edges(b, a)
+
+    def _reaches(self, start: str, target: str, hops: int = 2) -> bool:
+        frontier = {start}
+        for _ in range(hops + 1):
+            if target in frontier:
+                return True
+            frontier = {v for u in frontier for v in self.kg.graph.successors(u)} if frontier else set()
+        return False
+
+    def _derivable(self, entity: str, relation: str) -> bool:
+        """A pack rule with this head whose body path exists from the entity (spec: rules close the KG)."""
+        for rule in self.rules:
+            if rule.head != relation:
+                continue
+            frontier = [entity]
+            for step in rule.body:
+                frontier = [t for e in frontier for t in self.kg.follow(e, step)]
+            if frontier:
+                return True
+        return False
+
+    def _gender_of(self, name: str) -> str:
+        doc = self._documents.get(name)
+        if doc is None:
+            return ""
+        he, she = len(_HE.findall(doc.text)), len(_SHE.findall(doc.text))
+        return "m" if he > 2 * she and he else "f" if she > 2 * he and she else ""
+
+    def relation_for(self, word: str) -> str:
+        """The KG relation a verb or noun names: by stem ('discover' → discovered), else by MiniLM."""
+        if not word or word.lower() in STOPWORDS:
+            return ""
+        stem = word_stem(word)
+        by_stem = [r for r in self.relations if stem in content_stems(r.replace("_", " "))]
+        if by_stem:
+            return min(by_stem, key=lambda r: len(content_stems(r.replace("_", " "))))
+        sims = self._relation_vectors() @ self.embedder.encode_queries([word.lower()])[0]  # (r,)
+        order = np.argsort(-sims)
+        best = float(sims[order[0]])
+        second = float(sims[order[1]]) if len(order) > 1 else 0.0
+        return self.relations[int(order[0])] if best >= RELATION_SIM and best - second >= RELATION_MARGIN else ""
+
+    def _relation_vectors(self) -> np.ndarray:
+        with self._lock:
+            if self._vectors is None:
+                self._vectors = self.embedder.encode([r.replace("_", " ") for r in self.relations])  # (r, d)
+            return self._vectors

@@ -1,0 +1,73 @@
+"""Write the R2-Former's vectors into the placeholder slots of `inputs_embeds`, then decode (spec §2.4, §3 9-11).
+
+The backends' one decode loop serves R2AG and the plain-RAG comparison, so latency and attention are
+measured the same way for both. Attention is kept only for the last prompt position and each
+generated token (prefill L-1 without weights, spec §4.3): layers × heads × L, never L².
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from engine.llm.decoding import decode
+from engine.methods.r2ag.prompt import SlottedPrompt
+
+
+@dataclass(frozen=True)
+class Generation:
+    text: str
+    tokens: tuple[int, ...]
+    pieces: tuple[str, ...]           # each generated token as text
+    first: np.ndarray | None          # (layers, heads, L) attention of the last prompt position
+    per_token: np.ndarray | None      # (T, layers, heads, L) attention of each generated token's query
+    latency_ms: float
+
+
+def prompt_embeddings(model: Any, prompt: SlottedPrompt, vectors: torch.Tensor | None) -> torch.Tensor:
+    """(1, L, h) token embeddings with row `prompt.slots[i]` replaced by `vectors[i]` (k, h).
+
+    Differentiable in `vectors`: joint training backpropagates the LM loss through the frozen LLM
+    into the projection (spec §2.5). Without vectors this is the plain token embedding.
+    """
+    device = model.get_input_embeddings().weight.device
+    ids = torch.tensor([prompt.ids], device=device)
+    embeds = model.get_input_embeddings()(ids)                              # (1, L, h)
+    if vectors is None or not prompt.slots:
+        return embeds
+    rows = torch.tensor(prompt.slots, device=device)
+    if vectors.shape[0] != len(rows):
+        raise ValueError(f"{len(rows)} placeholder slots but {vectors.shape[0]} vectors")
+    batch = torch.zeros_like(rows)
+    return embeds.index_put((batch, rows), vectors.to(device=device, dtype=embeds.dtype))
+
+
+def greedy_decode(model: Any, tokenizer: Any, embeds: torch.Tensor, max_new_tokens: int,
+                  capture: bool) -> Generation:
+    """Greedy decoding from `inputs_embeds` by the backends' one decode loop (engine/llm/decoding.py),
+    also stopping at the end of the first line (spec §3.11)."""
+    started = time.perf_counter()
+    decoded = decode(model, tokenizer, inputs_embeds=embeds, max_new_tokens=max_new_tokens, capture=capture,
+                     done=lambda tokens: _first_line_done(tokenizer, tokens))
+    tokens = list(decoded.tokens)
+    text = tokenizer.decode(tokens, skip_special_tokens=True).strip().split("\n")[0].strip()
+    return Generation(
+        text=text, tokens=tuple(tokens), pieces=tuple(tokenizer.batch_decode([[t] for t in tokens])),
+        first=decoded.first, per_token=decoded.per_token,
+        latency_ms=round((time.perf_counter() - started) * 1000, 2),
+    )
+
+
+def _first_line_done(tokenizer: Any, tokens: list[int]) -> bool:
+    """[decide 17] metrics score the first line, so decoding stops once a non-empty line has ended."""
+    text = tokenizer.decode(tokens[-8:], skip_special_tokens=True)
+    return "\n" in text and bool(tokenizer.decode(tokens, skip_special_tokens=True).strip())
+
+
+def lm_loss(model: Any, embeds: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Causal-LM loss of the (frozen) LLM on an injected sequence; labels -100 where not scored."""
+    return model(inputs_embeds=embeds, labels=labels.to(embeds.device)).loss

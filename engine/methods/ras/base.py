@@ -1,0 +1,69 @@
+"""What RAS's tools share: the control tokens, a round's record, and the three tool interfaces."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engine.methods.ras.query_graph import GraphTriple, QueryGraph
+from engine.knowledge.records import Triple
+from engine.tools.base import Reading
+from engine.trace import Hit, Step
+
+NO_RETRIEVAL, SUBQ, SUFFICIENT = "[NO_RETRIEVAL]", "[SUBQ]", "[SUFFICIENT]"
+MAX_TRIPLES_PER_CHUNK = 12
+
+
+@dataclass(frozen=True)
+class Round:
+    """One finished round: its sub-query, the triples extracted from its chunks, and what it retrieved."""
+
+    subquery: str
+    triples: tuple[GraphTriple, ...]
+    hits: tuple[Hit, ...] = ()
+
+
+def render_history(rounds: Sequence[Round], subq_tag: str = SUBQ,
+                   info_tag: str = "Retrieved Graph Information:") -> str:
+    """Spec §2.1 history block; g_j as a Python list repr of triple strings ([code])."""
+    return "".join(f"{subq_tag} {r.subquery}\n{info_tag} {[t.render() for t in r.triples]!r}\n" for r in rounds)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The planner's decision; `fallback` marks a decision the tool made because the model's was unusable."""
+
+    action: str  # no_retrieval | subq | sufficient
+    subquery: str = ""
+    reason: str = ""
+    steps: tuple[Step, ...] = ()
+    fallback: bool = False
+
+
+@dataclass(frozen=True)
+class Extraction:
+    triples: tuple[Triple, ...]
+    steps: tuple[Step, ...] = ()
+
+
+class Planner(ABC):
+    @abstractmethod
+    def plan(self, question: str, rounds: Sequence[Round], graph: QueryGraph, evidence: Sequence[Hit]) -> Plan: ...
+
+
+class Extractor(ABC):
+    @abstractmethod
+    def extract(self, hit: Hit) -> Extraction: ...
+
+
+class Answerer(ABC):
+    @abstractmethod
+    def answer(self, question: str, rounds: Sequence[Round], graph: QueryGraph, evidence: Sequence[Hit]) -> Reading: ...
+
+
+@dataclass(frozen=True)
+class RasTools:
+    planner: Planner
+    extractor: Extractor
+    answerer: Answerer

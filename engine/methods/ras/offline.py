@@ -1,0 +1,208 @@
+"""RAS's offline planner and answerer: question decomposition by relational phrases, the extractive reader.
+
+[decide] the offline planner works without a language model:
+- round 1's sub-query is the question itself (spec §2.8);
+- then the question is *resolved* over what has been read: its innermost relational phrase ('Lise
+  Meitner's nephew', 'the physicist who supervised X') is asked on its own; a confident answer (the
+  bridge entity) is written into the question in its place, and so on outwards;
+- the next sub-query is the first phrase that could not be answered yet (as its own question), or, once
+  every phrase is answered, the rewritten question (the bridge entity plus the unresolved part);
+- [SUFFICIENT] when the reader answers the fully rewritten question with confidence >= `sufficiency`
+  (an answer that merely repeats a name in the question never counts), or when there is nothing new to
+  ask: a question without relational phrases falls back to the bridge entity of the last round's
+  triples whose relation is closest to the question.
+The answerer resolves the same way over everything read and reads the rewritten question (falling back
+to the original one).
+- the offline reader reads the chunks, not the graph's triples: offline triples are noisy (a relation
+  phrase mapped onto the wrong pack relation) and, read as facts, they outvoted the sentences they came
+  from. The graph still decides which chunks count most (evidence order), supplies names for the
+  question's relational phrases, and gives the bridge when the question has no relational phrase.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engine.graph.kg import KnowledgeGraph
+from engine.graph.linking import entity_linker
+from engine.methods.ras.query_graph import QueryGraph, fold
+from engine.knowledge.records import Triple
+from engine.retrieval.embedder import Embedder
+from engine.tools.base import QuestionClassifier, Reader, Reading, echoes_question
+from engine.tools.llm_call import one_line
+from engine.tools.offline_reader import Gazetteer, Hop, question_hop
+from engine.methods.ras.base import Answerer, Plan, Planner, Round
+from engine.methods.ras.extractor import YEAR
+from engine.trace import Hit, Step
+
+BRIDGE_CONFIDENCE = 0.3  # a phrase's answer is trusted as a bridge from here (the reader's hop threshold)
+MAX_RESOLVED = 3  # relational phrases answered per question: deeper nesting is not asked offline
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The question with the relational phrases answered so far written in, and what is still open."""
+
+    question: str
+    bridges: tuple[tuple[str, str], ...] = ()  # (phrase, the entity it turned out to be)
+    pending: Hop | None = None
+    citations: tuple[str, ...] = ()
+    steps: tuple[Step, ...] = ()
+
+    def describe(self) -> str:
+        return "; ".join(f"{phrase!r} is {answer!r}" for phrase, answer in self.bridges)
+
+
+def innermost_hop(question: str, gazetteer: Gazetteer) -> Hop | None:
+    """The relational phrase nested deepest: in 'the city where X's nephew was born', 'X's nephew'."""
+    hop = question_hop(question, gazetteer)
+    for _ in range(MAX_RESOLVED):
+        inner = question_hop(hop.sub_question, gazetteer) if hop else None
+        if inner is None or inner.phrase not in question:
+            break
+        hop = inner
+    return hop
+
+
+def evidence_for(text: str, rounds: Sequence[Round], evidence: Sequence[Hit]) -> tuple[Sequence[Hit], bool]:
+    """What was retrieved for this very text when it was a sub-query (and True), else all evidence.
+
+    Reading a question over the chunks retrieved for it, not over everything read so far, keeps the
+    chunks gathered for other hops from outvoting the right one.
+    """
+    for r in rounds:
+        if r.hits and fold(r.subquery) == fold(text):
+            return r.hits, True
+    return evidence, False
+
+
+def resolve(question: str, reader: Reader, kg: KnowledgeGraph, graph: QueryGraph, rounds: Sequence[Round],
+            evidence: Sequence[Hit], trust: float) -> Resolution:
+    """Answer the question's relational phrases inside-out, writing each answer in.
+
+    A phrase's answer becomes a bridge at BRIDGE_CONFIDENCE once the phrase was itself a sub-query
+    (read over what came for it), and only at `trust` before: the evidence came for another question.
+    """
+    gazetteer = kg.derived("gazetteer", lambda: Gazetteer(kg.entities)).extended(graph.nodes.values())
+    working, bridges, citations, steps = question, [], [], []
+    for _ in range(MAX_RESOLVED):
+        hop = innermost_hop(working, gazetteer)
+        if hop is None:
+            break
+        chunks, asked = evidence_for(hop.sub_question, rounds, evidence)
+        reading = reader.read(hop.sub_question, chunks)
+        steps += reading.steps
+        needed = BRIDGE_CONFIDENCE if asked else trust
+        if reading.refused or reading.confidence < needed or hop.phrase not in working \
+                or any(fold(reading.answer) in fold(text) for text in (question, working)):
+            return Resolution(working, tuple(bridges), hop, tuple(citations), tuple(steps))
+        working = working.replace(hop.phrase, reading.answer, 1)
+        bridges.append((hop.phrase, reading.answer))
+        citations += reading.citations
+    return Resolution(working, tuple(bridges), None, tuple(dict.fromkeys(citations)), tuple(steps))
+
+
+class MemoReader(Reader):
+    """One run's reader: the planner re-resolves the question every round, mostly over the same chunks."""
+
+    def __init__(self, reader: Reader):
+        self.reader = reader
+        self._memo: dict[tuple[str, tuple[str, ...]], Reading] = {}
+
+    def read(self, question: str, evidence: Sequence[Hit], facts: Sequence[Triple] = ()) -> Reading:
+        if facts:
+            return self.reader.read(question, evidence, facts)
+        key = (question, tuple(h.chunk_id for h in evidence))
+        if key not in self._memo:
+            self._memo[key] = self.reader.read(question, evidence)
+        return self._memo[key]
+
+
+@dataclass(frozen=True)
+class OfflinePlanner(Planner):
+    reader: Reader
+    kg: KnowledgeGraph
+    embedder: Embedder
+    sufficiency: float
+    classifier: QuestionClassifier | None = None
+
+    def plan(self, question: str, rounds: Sequence[Round], graph: QueryGraph, evidence: Sequence[Hit]) -> Plan:
+        if not rounds:
+            return Plan("subq", question, "the first sub-query is the question itself (spec §2.8)")
+        asked = {fold(r.subquery) for r in rounds}
+        res = resolve(question, self.reader, self.kg, graph, rounds, evidence, self.sufficiency)
+        found = f"found {res.describe()}; " if res.bridges else ""
+        reading = None
+        if res.pending is not None:
+            target, why = res.pending.sub_question, f"{found}{res.pending.phrase!r} is not known yet"
+        elif res.bridges and fold(res.question) not in asked:
+            target, why = res.question, f"{found}retrieving for the rewritten question"
+        else:
+            reading = self.reader.read(res.question, evidence_for(res.question, rounds, evidence)[0])
+            if not reading.refused and reading.confidence >= self.sufficiency and not echoes_question(question, reading.answer, self.classifier):
+                return Plan("sufficient", "", f"{found}the reader answers {reading.answer!r} with confidence "
+                            f"{reading.confidence:.2f} >= {self.sufficiency}", res.steps + reading.steps)
+            target, why = res.question, "asking again"
+        steps = res.steps + (reading.steps if reading else ())
+        if fold(target) not in asked:
+            return Plan("subq", target, why, steps)
+        mentioned = self._mentions(question, graph)
+        bridge = self._bridge(question, rounds, graph, mentioned)
+        if not bridge:
+            return Plan("sufficient", "", "nothing new to ask; answering from the graph so far", steps)
+        return Plan("subq", f"{bridge} {unresolved(question, mentioned)}".strip(),
+                    f"bridge entity {bridge!r} found in round {len(rounds)}", steps)
+
+    def _mentions(self, question: str, graph: QueryGraph) -> list[str]:
+        found = [link.mention for link in entity_linker(self.kg, self.embedder).link(question)]
+        low = question.lower()
+        found += [n for n in graph.nodes.values()
+                  if len(n) > 2 and re.search(rf"(?<!\w){re.escape(n.lower())}(?!\w)", low)]
+        return list(dict.fromkeys(found))
+
+    def _bridge(self, question: str, rounds: Sequence[Round], graph: QueryGraph, mentioned: Sequence[str]) -> str:
+        """An entity the last round linked to a question entity, by the relation closest to the question."""
+        mentions = {fold(m) for m in mentioned}
+        anchors = {graph.canonical(m)[0] for m in mentioned}
+        used = " ".join(r.subquery.lower() for r in rounds)
+        options: list[tuple[str, str]] = []
+        for t in rounds[-1].triples:
+            for end, other in ((t.head, t.tail), (t.tail, t.head)):
+                if end in anchors and fold(other) not in mentions and other.lower() not in used \
+                        and not YEAR.fullmatch(other):
+                    options.append((other, t.relation))
+        if not options:
+            return ""
+        rels = sorted({r for _, r in options})
+        vecs = self.embedder.encode_queries([unresolved(question, mentioned), *[r.replace("_", " ") for r in rels]])
+        sim = dict(zip(rels, (vecs[1:] @ vecs[0]).tolist()))
+        return max(options, key=lambda o: sim[o[1]])[0]
+
+
+def unresolved(question: str, mentions: Sequence[str]) -> str:
+    """The question without the entity mentions it was linked by (the resolved part)."""
+    text = question
+    for m in sorted(mentions, key=len, reverse=True):
+        text = re.sub(rf"(?:\b(?:the|a|an)\s+)?(?<!\w){re.escape(m)}(?:['’]s)?(?!\w)", " ", text, flags=re.IGNORECASE)
+    return one_line(text).strip(" ?.,") + ("?" if question.strip().endswith("?") else "")
+
+
+@dataclass(frozen=True)
+class OfflineAnswerer(Answerer):
+    """The extractive reader on the resolved question, over the chunks read (ranked by the graph)."""
+
+    reader: Reader
+    kg: KnowledgeGraph
+    trust: float
+
+    def answer(self, question: str, rounds: Sequence[Round], graph: QueryGraph, evidence: Sequence[Hit]) -> Reading:
+        res = resolve(question, self.reader, self.kg, graph, rounds, evidence, self.trust)
+        if res.question != question:
+            reading = self.reader.read(res.question, evidence_for(res.question, rounds, evidence)[0])
+            if not reading.refused:
+                return Reading(reading.answer, tuple(dict.fromkeys(res.citations + reading.citations)),
+                               reading.confidence, rationale=f"{res.describe()}; then {reading.rationale}",
+                               steps=res.steps + reading.steps)
+        return self.reader.read(question, evidence)

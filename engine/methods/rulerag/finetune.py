@@ -1,0 +1,266 @@
+"""RGFT-retriever (RuleRAG-FT, spec §2 "Rule-guided fine-tuning"): train the query encoder on q ∘ r → oracle chunks.
+
+q ∘ r uses the bracketed rule form, as RuleRAG's retrieval does by default (`rule_query`).
+
+Pairs: one per (question, rule) for every pack question with supporting documents — the gold
+`rule_ids` when the question has them, else the best `match_rules` hit, else the question alone
+[decide: the paper only builds pairs for rule queries; our packs are small, so every question
+counts, rule questions first]. Positives are the chunks of the supporting documents (the spec's
+oracle set `D_o`); negatives are the other documents of the batch plus one BM25 hard negative per
+pair [decide].
+
+Only the query side learns: document vectors come from the frozen base encoder exactly as the
+Chroma index stores them, so the index stays valid (spec: "the document index never changes").
+Loss per positive d+: -log(e^{s+/τ} / (e^{s+/τ} + Σ_{d- ∈ B \\ D_o} e^{s-/τ})), averaged. The paper
+uses τ = 0.01 with DPR inner products; MiniLM vectors are normalised (cosine), so [decide] τ = 0.05,
+the usual scale 20 of MultipleNegativesRankingLoss. lr 5e-5 (paper 1e-5 on thousands of pairs; ours
+are a few dozen), batch 16, 8 epochs, capped at 60 steps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import random
+import re
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+
+import numpy as np
+
+from engine.errors import RagscopeError
+from engine.graph.kg import KnowledgeGraph
+from engine.knowledge.records import Pack, Question
+from engine.retrieval.index import _embedding_text
+from engine.retrieval.query_encoder import MANIFEST, QueryEncoderManifest, finetuned_dir
+from engine.retrieval.suite import Retrieval, pack_key
+from engine.rules.matching import abstract_question, match_rules
+from engine.rules.text import rule_query
+from engine.settings import Settings
+
+log = logging.getLogger(__name__)
+
+StepProgress = Callable[[int, int, float], None]  # (step, total steps, loss)
+
+
+@dataclass(frozen=True)
+class TrainingPair:
+    """One RGFT example: the query q ∘ r, the oracle chunks and one BM25 hard negative."""
+
+    question_id: str
+    query: str
+    rule_id: str  # "" when no rule was found for the question
+    positives: tuple[str, ...]  # chunk ids of the supporting documents
+    supporting_docs: tuple[str, ...]
+    hard_negative: str = ""  # chunk id, "" when BM25 found none outside the positives
+
+
+@dataclass(frozen=True)
+class FinetuneConfig:
+    epochs: int = 8
+    max_steps: int = 60  # cap: the demo pack trains in about a minute on two cores
+    train_layers: int = 3  # [decide] only the top transformer layers learn: half the backward cost on CPU
+    batch_size: int = 16
+    lr: float = 5e-5
+    temperature: float = 0.05
+    heldout: float = 0.25  # share of questions (per question type) kept out of training
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class FinetuneResult:
+    manifest: QueryEncoderManifest
+    folder: str
+    losses: tuple[float, ...] = field(default=())
+
+
+# ---- pairs --------------------------------------------------------------------------------------------
+
+
+def build_pairs(pack: Pack, retrieval: Retrieval) -> tuple[TrainingPair, ...]:
+    """Every question with supporting documents in the pack → one pair per rule (rule questions first)."""
+    kg = KnowledgeGraph.from_pack(pack)
+    rules = {r.id: r for r in pack.rules}
+    chunks_of: dict[str, list[str]] = {}
+    for chunk in retrieval.chunks:
+        chunks_of.setdefault(chunk.doc_id, []).append(chunk.id)
+    bm25 = retrieval.retriever("bm25", k=10)
+    if pack.rules and pack.questions:  # one batched encode instead of one per question inside match_rules
+        retrieval.embedder.encode_queries([abstract_question(q.question, kg) for q in pack.questions])
+    pairs = []
+    for question in sorted(pack.questions, key=lambda q: (q.type != "rule", q.id)):
+        docs = tuple(d for d in question.supporting_docs if d in chunks_of)
+        if not docs:
+            continue
+        positives = tuple(c for d in docs for c in chunks_of[d])
+        for rule_id, sentence in _question_rules(question, rules, pack, kg, retrieval):
+            query = f"{question.question} {sentence}".strip()
+            negative = next((d.metadata["chunk_id"] for d in bm25.invoke(query)
+                             if d.metadata["chunk_id"] not in positives), "")
+            pairs.append(TrainingPair(question.id, query, rule_id, positives, docs, negative))
+    return tuple(pairs)
+
+
+def _question_rules(question: Question, rules: dict, pack: Pack, kg: KnowledgeGraph,
+                    retrieval: Retrieval) -> list[tuple[str, str]]:
+    gold = [(rid, rule_query(rules[rid])) for rid in question.extra.get("rule_ids", ())
+            if rid in rules] if isinstance(question.extra.get("rule_ids"), (list, tuple)) else []
+    if gold:
+        return gold
+    if pack.rules:
+        matched = match_rules(question.question, pack.rules, kg, retrieval.embedder).matched
+        if matched:
+            return [(matched[0].rule.id, rule_query(matched[0].rule))]
+    return [("", "")]
+
+
+def split_pairs(pairs: Sequence[TrainingPair], heldout: float,
+                types: dict[str, str]) -> tuple[tuple[TrainingPair, ...], tuple[TrainingPair, ...]]:
+    """Hold out a share of *questions* per type, ordered by a content hash (all pairs of one question together)."""
+    by_type: dict[str, list[str]] = {}
+    for qid in dict.fromkeys(p.question_id for p in pairs):
+        by_type.setdefault(types.get(qid, ""), []).append(qid)
+    held: set[str] = set()
+    for qids in by_type.values():
+        ordered = sorted(qids, key=lambda q: hashlib.sha256(q.encode()).hexdigest())
+        held.update(ordered[: round(len(ordered) * heldout)])
+    train = tuple(p for p in pairs if p.question_id not in held)
+    return train, tuple(p for p in pairs if p.question_id in held)
+
+
+# ---- evaluation ---------------------------------------------------------------------------------------
+
+
+def recall_at(query_vectors: np.ndarray, doc_vectors: np.ndarray, chunk_docs: Sequence[str],
+              pairs: Sequence[TrainingPair], k: int) -> float:
+    """Mean share of each pair's supporting documents found among its top-k chunks (dot = cosine)."""
+    if not pairs:
+        return 0.0
+    scores = query_vectors @ doc_vectors.T  # (queries, chunks)
+    total = 0.0
+    for row, pair in zip(scores, pairs):
+        top = np.argsort(-row, kind="stable")[:k]
+        found = {chunk_docs[i] for i in top}
+        total += len(found & set(pair.supporting_docs)) / len(pair.supporting_docs)
+    return round(total / len(pairs), 4)
+
+
+# ---- training -----------------------------------------------------------------------------------------
+
+
+def train_query_encoder(pack: Pack, settings: Settings, config: FinetuneConfig = FinetuneConfig(),
+                        progress: StepProgress | None = None, retrieval: Retrieval | None = None) -> FinetuneResult:
+    """Fine-tune a copy of the base encoder on the pack's pairs; save it with a manifest; return metrics."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    started = time.perf_counter()
+    retrieval = retrieval or Retrieval(pack, settings)
+    pairs = build_pairs(pack, retrieval)
+    train, heldout = split_pairs(pairs, config.heldout, {q.id: q.type for q in pack.questions})
+    if not train:
+        raise RagscopeError(f"pack {pack.info.name!r} has no questions with supporting_docs to train on; "
+                            "add questions.jsonl entries with supporting_docs")
+    base = retrieval.embedder
+    chunks = retrieval.chunks
+    row = {c.id: i for i, c in enumerate(chunks)}
+    chunk_docs = [c.doc_id for c in chunks]
+    doc_vectors = base.encode([_embedding_text(c) for c in chunks])  # frozen side: what the index holds
+    before = _recalls(base.encode([p.query for p in heldout]), doc_vectors, chunk_docs, heldout)
+
+    random.seed(config.seed)
+    torch.manual_seed(config.seed)
+    model = SentenceTransformer(str(base.path), device="cpu", local_files_only=True)
+    model.train()
+    optimizer = torch.optim.AdamW(_trainable(model, config.train_layers), lr=config.lr)
+    documents = torch.from_numpy(doc_vectors)  # (chunks, d), no grad
+    steps_per_epoch = -(-len(train) // config.batch_size)
+    total = min(config.max_steps, config.epochs * steps_per_epoch)
+    order = random.Random(config.seed)
+    losses: list[float] = []
+    while len(losses) < total:
+        shuffled = list(train)
+        order.shuffle(shuffled)
+        for start in range(0, len(shuffled), config.batch_size):
+            if len(losses) >= total:
+                break
+            batch = shuffled[start:start + config.batch_size]
+            loss = _contrastive_loss(model, batch, documents, row, config.temperature)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(float(loss.detach()))
+            if progress:
+                progress(len(losses), total, losses[-1])
+    model.eval()
+
+    after = _recalls(_encode(model, [p.query for p in heldout]), doc_vectors, chunk_docs, heldout)
+    folder = finetuned_dir(settings.home, pack_key(pack), base.id)
+    if folder.exists():
+        shutil.rmtree(folder)
+    model.save(str(folder))
+    metrics = {**{f"{k}_before": v for k, v in before.items()}, **{f"{k}_after": v for k, v in after.items()},
+               "loss_first": round(losses[0], 4), "loss_last": round(losses[-1], 4)}
+    manifest = QueryEncoderManifest(
+        pack_name=pack.info.name, pack_key=pack_key(pack), pack_fingerprint=pack.fingerprint,
+        base_embedder=base.id, pairs=len(pairs), train_pairs=len(train), heldout_pairs=len(heldout),
+        epochs=-(-len(losses) // steps_per_epoch), steps=len(losses),
+        seconds=round(time.perf_counter() - started, 1), metrics=metrics, config=asdict(config))
+    (folder / MANIFEST).write_text(manifest.to_json(), encoding="utf-8")
+    log.info("saved query encoder to %s: %s", folder, metrics)
+    return FinetuneResult(manifest, str(folder), tuple(losses))
+
+
+def _contrastive_loss(model, batch: Sequence[TrainingPair], documents, row: dict[str, int], temperature: float):
+    """In-batch InfoNCE with several positives per query; B = every positive and hard negative of the batch."""
+    import torch
+
+    candidates = list(dict.fromkeys(c for p in batch for c in (*p.positives, p.hard_negative) if c))
+    queries = _forward(model, [p.query for p in batch])  # (b, d), normalised
+    logits = queries @ documents[[row[c] for c in candidates]].T / temperature  # (b, c)
+    positive = torch.tensor([[c in p.positives for c in candidates] for p in batch])  # (b, c)
+    negatives = torch.logsumexp(logits.masked_fill(positive, float("-inf")), dim=1, keepdim=True)  # (b, 1)
+    per_positive = torch.logaddexp(logits, negatives) - logits  # -log softmax of d+ against B \ D_o
+    return per_positive[positive].mean()
+
+
+def _trainable(model, top: int) -> list:
+    """Freeze embeddings and all but the top `top` encoder layers; return the parameters left to train."""
+    layer = re.compile(r"encoder\.layer\.(\d+)\.")
+    numbered = [(int(m[1]) if (m := layer.search(n)) else None, p) for n, p in model.named_parameters()]
+    depth = 1 + max((i for i, _ in numbered if i is not None), default=-1)
+    trainable = []
+    for index, parameter in numbered:
+        keep = index is not None and index >= depth - top
+        parameter.requires_grad_(keep)
+        if keep:
+            trainable.append(parameter)
+    if not trainable:
+        raise RagscopeError(f"train_layers={top} leaves nothing to train; the encoder has {depth} layers")
+    return trainable
+
+
+def _forward(model, texts: list[str]):
+    import torch.nn.functional as F
+
+    features = model.preprocess(texts)
+    return F.normalize(model(dict(features))["sentence_embedding"], dim=-1)
+
+
+def _encode(model, texts: list[str]) -> np.ndarray:
+    if not texts:
+        return np.zeros((0, model.get_embedding_dimension()), dtype=np.float32)
+    return model.encode(texts, normalize_embeddings=True, convert_to_numpy=True,
+                        show_progress_bar=False).astype(np.float32)
+
+
+def _recalls(query_vectors: np.ndarray, doc_vectors: np.ndarray, chunk_docs: Sequence[str],
+             pairs: Sequence[TrainingPair]) -> dict[str, float]:
+    return {f"recall@{k}": recall_at(query_vectors, doc_vectors, chunk_docs, pairs, k) for k in (5, 10)}
+
+
+def with_config(config: FinetuneConfig, **changes) -> FinetuneConfig:
+    """The config with the given fields replaced (CLI flags left at None keep their defaults)."""
+    return replace(config, **{k: v for k, v in changes.items() if v is not None})

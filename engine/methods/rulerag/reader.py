@@ -1,0 +1,196 @@
+"""The rule-guided reader of RuleRAG ("RG-generator", spec §2 Step N+1) in LLM and offline form.
+
+`LlmRuleReader` fills the paper's five-block prompt (prompts/rulerag_reader.txt: Instruct,
+Retrieved documents, Rules, Query, Answer), passes the prompt segments (each document, each rule,
+the question) for attention, and parses the short `<entity>.` reply tolerantly with the reader's
+`parse_reader_output`; it never raises. A reply that yields no entity-like answer (empty, or a
+long line of text) is never taken as the answer: the reading refuses with an `error` step quoting
+the raw output. `OfflineRuleReader` applies the matched rules
+symbolically over the KG from the question's entity (`engine.rules.application`) and cites the
+retrieved chunks that state a fact of the winning path; when no rule yields a candidate it falls
+back to the extractive reader. Both name the rule that produced the answer, attributed
+symbolically for the LLM (the first matched rule whose KG path from the question's entity ends
+at the answer, spec §6 "symbolic attribution").
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engine.graph.kg import KnowledgeGraph
+from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegment
+from engine.rules.application import Candidate, RulePath, apply_rules, follow_body
+from engine.rules.matching import ScoredRule
+from engine.rules.text import number_word, rule_text
+from engine.tools.base import IDK, Reader, Reading
+from engine.tools.llm_call import call_model, error_step, locate_segments, one_line, shorten
+from engine.tools.llm_reader import CLEAN_CONFIDENCE, parse_reader_output
+from engine.tools.prompts import PromptFolder, fill
+from engine.trace import Hit, Step
+
+PROMPTS = PromptFolder.beside(__file__)
+
+MAX_DOCUMENT_CHARS = 600  # per document: ten run-together documents must fit a small context
+# [decide] spec §2: greedy, 32 new tokens; the parser keeps the first non-empty line (a stop at
+# "\n" would leave nothing of a reply that opens with a blank line)
+SETTINGS = GenerationSettings(max_new_tokens=32)
+# [decide] an answer is an entity: a reply whose answer line is longer than this is not taken as one
+MAX_ANSWER_WORDS = 12
+MAX_ANSWER_CHARS = 120
+MAX_RAW_CHARS = 500  # of the model's reply quoted in the error step
+
+
+@dataclass(frozen=True)
+class RuleReading:
+    """A reading plus the rule the answer came from ('' when none did) and its path of entities."""
+
+    reading: Reading
+    rule_id: str = ""
+    path: tuple[str, ...] = ()
+
+
+class RuleReader(ABC):
+    @abstractmethod
+    def read(self, question: str, evidence: Sequence[Hit], rules: Sequence[ScoredRule]) -> RuleReading: ...
+
+
+# ---- LLM --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LlmRuleReader(RuleReader):
+    chat: ChatModel
+    kg: KnowledgeGraph | None = None
+    settings: GenerationSettings = SETTINGS
+
+    def read(self, question: str, evidence: Sequence[Hit], rules: Sequence[ScoredRule]) -> RuleReading:
+        hits = tuple(evidence or ())
+        prompt = build_rule_prompt(str(question or ""), hits, rules)
+        reply = call_model(self.chat, (Message("user", prompt),), self.settings, role="rule reader",
+                           segments=rule_prompt_segments(prompt, str(question or ""), hits, rules))
+        if reply.failed:
+            return RuleReading(_refusal(reply.steps, "the rule reader model failed"))
+        answer = parse_reader_output(reply.text).answer
+        if not answer:
+            error = error_step("rule reader", f"rule reader returned no answer; got {shorten(reply.text)}; "
+                                              "expected a short entity ending with a period")
+            return RuleReading(_refusal(reply.steps + (error,), one_line(reply.text)[:MAX_RAW_CHARS] or "empty reply"))
+        if answer.lower().startswith(("i don't know", "i do not know", "unknown")):
+            return RuleReading(_refusal(reply.steps, one_line(reply.text)[:MAX_RAW_CHARS]))
+        if not is_entity_answer(answer):
+            raw = str(reply.text).strip()
+            raw = raw if len(raw) <= MAX_RAW_CHARS else raw[: MAX_RAW_CHARS - 1] + "…"
+            error = error_step("rule reader", "rule reader output does not parse as an answer (expected a short "
+                                              f"entity ending with a period); not used as the answer. Raw output:\n{raw}")
+            return RuleReading(_refusal(reply.steps + (error,), "the rule reader's output did not parse"))
+        path = _attributed_path(self.kg, question, answer, rules)
+        reading = Reading(answer, _citing(hits, answer, path), CLEAN_CONFIDENCE,
+                          rationale=one_line(reply.text)[:500], steps=reply.steps)
+        return RuleReading(reading, path.rule_id if path else "", path.entities if path else ())
+
+
+def build_rule_prompt(question: str, evidence: Sequence[Hit], rules: Sequence[ScoredRule]) -> str:
+    """The five blocks; documents run together on one line, rules as 'Rule One: …. Rule Two: ….'."""
+    documents = " ".join(_document(h) for h in evidence) or "(no documents were retrieved)"
+    listed = " ".join(f"Rule {number_word(n)}: {rule_text(s.rule.head, s.rule.body)}."
+                      for n, s in enumerate(rules, start=1))
+    which = "rule" if len(rules) == 1 else f"{number_word(len(rules)).lower() if rules else 'no'} rules"
+    return fill(PROMPTS.load("reader"), documents=documents, which=which,
+                rules=listed or "(no rule matched the query)", question=one_line(question))
+
+
+def rule_prompt_segments(prompt: str, question: str, evidence: Sequence[Hit],
+                         rules: Sequence[ScoredRule]) -> tuple[PromptSegment, ...]:
+    """Where each document ('doc n'), each rule ('rule <id>') and the question sit in the prompt."""
+    pieces = [(f"doc {n}", "document", _document(h)) for n, h in enumerate(evidence, start=1)]
+    pieces += [(f"rule {s.rule.id}", "rule", rule_text(s.rule.head, s.rule.body)) for s in rules]
+    pieces.append(("question", "question", one_line(question)))
+    return locate_segments(prompt, pieces)
+
+
+def is_entity_answer(answer: str) -> bool:
+    """A short entity-like string: some letter or digit, at most MAX_ANSWER_WORDS words and _CHARS chars."""
+    text = answer.strip()
+    return (any(c.isalnum() for c in text) and len(text) <= MAX_ANSWER_CHARS
+            and len(text.split()) <= MAX_ANSWER_WORDS)
+
+
+def _document(hit: Hit) -> str:
+    text = one_line(hit.text)
+    text = text if len(text) <= MAX_DOCUMENT_CHARS else text[:MAX_DOCUMENT_CHARS].rstrip() + " …"
+    return text if text.endswith((".", "…", "!", "?")) else text + "."
+
+
+def _attributed_path(kg: KnowledgeGraph | None, question: str, answer: str,
+                     rules: Sequence[ScoredRule]) -> RulePath | None:
+    if kg is None:
+        return None
+    wanted = answer.casefold()
+    for entity in kg.find_entities(question):
+        for scored in rules:
+            for path in follow_body(kg, entity, scored.rule.body):
+                if path[-1].casefold() == wanted:
+                    return RulePath(scored.rule.id, path)
+    return None
+
+
+# ---- offline ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OfflineRuleReader(RuleReader):
+    """Symbolic rule application over the KG; the extractive `fallback` reader when no rule applies."""
+
+    kg: KnowledgeGraph
+    fallback: Reader
+
+    def read(self, question: str, evidence: Sequence[Hit], rules: Sequence[ScoredRule]) -> RuleReading:
+        hits = tuple(evidence or ())
+        try:
+            found = self._apply(str(question or ""), rules)
+        except Exception as exc:  # the tool contract: never raise
+            found = None
+            failure: tuple[Step, ...] = (error_step("rule reader", f"rule application failed: {exc}"),)
+        else:
+            failure = ()
+        if found is None:
+            reading = self.fallback.read(question, hits)
+            return RuleReading(Reading(reading.answer, reading.citations, reading.confidence, reading.refused,
+                                       f"no matched rule applies; extractive reading: {reading.rationale}",
+                                       failure + reading.steps))
+        total, best = found
+        path = next(p for p in best.paths if p.rule_id == best.rule_id)
+        rationale = f"rule {best.rule_id}: " + " → ".join(path.entities)
+        reading = Reading(best.answer, _citing(hits, best.answer, path), round(best.score / total, 3),
+                          rationale=rationale)
+        return RuleReading(reading, best.rule_id, path.entities)
+
+    def _apply(self, question: str, rules: Sequence[ScoredRule]) -> tuple[float, Candidate] | None:
+        for entity in self.kg.find_entities(question):  # the first linked entity any rule applies to
+            candidates = apply_rules(self.kg, entity, rules)
+            if candidates:
+                return sum(c.score for c in candidates), candidates[0]
+        return None
+
+
+# ---- shared -----------------------------------------------------------------------------------------
+
+
+def _citing(hits: tuple[Hit, ...], answer: str, path: RulePath | None) -> tuple[str, ...]:
+    """Docs stating a fact of the path (both of its entities named), else docs naming the answer."""
+    def names(hit: Hit, entity: str) -> bool:
+        return entity.casefold() in f"{hit.title} {hit.text}".casefold()
+
+    if path is not None:
+        edges = list(zip(path.entities, path.entities[1:]))
+        cited = [h.doc_id for h in hits if any(names(h, a) and names(h, b) for a, b in edges)]
+        if cited:
+            return tuple(dict.fromkeys(cited))
+    cited = [h.doc_id for h in hits if names(h, answer)]
+    return tuple(dict.fromkeys(cited))
+
+
+def _refusal(steps: tuple[Step, ...], reason: str) -> Reading:
+    return Reading(IDK, refused=True, confidence=0.0, rationale=reason, steps=steps)

@@ -1,0 +1,531 @@
+"""ToG-2's LLM-shaped tools, each with an LLM and an offline twin: topic prune, relation prune, reasoning,
+query re-formulation.
+
+Prompts live in prompts/topic.txt, relations.txt, reason.txt and requery.txt (spec §2.3); their few-shot
+demos are the paper's own (ToG/ToG-2 prompt demos), never a pack's question. Exploration calls (topic and
+relation prune) sample at temperature 0.4, reasoning and re-formulation at 0 (spec §4, paper). Every call
+passes the prompt's segments (question, entities, relations, triples, documents, clue) for attention
+capture. Every parser is tolerant and falls back with an `error` step, never an exception (DESIGN §3, §12). The entity/context
+scorer has no LLM twin on purpose: ToG-2 prunes entities with a dense retrieval model, not an LLM (spec
+§1, §2.2.5; Fig. 3 shows the LLM ranker doing no better), so it lives in exploration.py and
+is the same on every backend.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from engine.methods.tog2.exploration import verbalize
+from engine.graph.kg import KnowledgeGraph
+from engine.graph.linking import EntityLink
+from engine.knowledge.records import Triple
+from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegment
+from engine.retrieval.embedder import Embedder
+from engine.tools.base import IDK, QuestionClassifier, Reader, Reading, echoes_question
+from engine.tools.bundle import ToolBundle
+from engine.tools.llm_call import call_model, error_step, locate_segments, one_line, shorten
+from engine.tools.prompts import PromptFolder, fill_spans
+from engine.trace import Hit, Step
+from engine.rules.text import relation_label
+
+PROMPTS = PromptFolder.beside(__file__)
+
+PER_ENTITY_FLOOR = 2.0  # spec §2.2.2 [code]: per-entity mode keeps score >= 0.2 on 0..1, i.e. 2 on 0..10
+MAX_REFERENCE_CHARS = 600
+MAX_TRIPLES = 40
+HUB_DEGREE = 50  # offline topic prune: an entity with more facts than this is a hub ('physics')
+_SCORE = re.compile(r"\{\s*([^{}()]+?)\s*\(\s*score\s*:?\s*([0-9]+(?:\.[0-9]+)?)\s*\)\s*\}", re.IGNORECASE)
+_ENTITY_LINE = re.compile(r"^\W*entity\s*(\d+)\s*[:.)-]\s*(.*?)\W*$", re.IGNORECASE)
+_BRACES = re.compile(r"\{([^{}]*)\}")
+_WORDS = re.compile(r"[a-z0-9]+")
+_REFUSAL = re.compile(r"^(?:i\s+)?(?:do\s*n[o'’]?t\s+know|cannot|unknown|not\s+(?:known|enough|sure))|^n/?a$",
+                      re.IGNORECASE)
+EXPLORE_TEMPERATURE = 0.4  # spec §4 (paper): topic and relation prune; the released code uses 0
+TOPIC_SETTINGS = GenerationSettings(max_new_tokens=96, temperature=EXPLORE_TEMPERATURE)
+RELATION_SETTINGS = GenerationSettings(max_new_tokens=192, temperature=EXPLORE_TEMPERATURE)
+REASON_SETTINGS = GenerationSettings(max_new_tokens=96, temperature=0.0)
+REQUERY_SETTINGS = GenerationSettings(max_new_tokens=64, temperature=0.0)
+MAX_ERROR_CHARS = 400  # raw model output quoted in a reasoning/re-formulation error step
+
+
+# ---- results ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TopicChoice:
+    kept: tuple[str, ...]
+    scores: tuple[tuple[str, float], ...] = ()  # entity → how well it suits as a start (0..1)
+    steps: tuple[Step, ...] = ()
+
+
+@dataclass(frozen=True)
+class RelationScore:
+    entity: str
+    relation: str
+    score: float  # 0..10, as the spec's prompt asks
+    reason: str = ""
+    kept: bool = False
+
+
+@dataclass(frozen=True)
+class RelationChoice:
+    scores: tuple[RelationScore, ...]
+    steps: tuple[Step, ...] = ()
+
+    @property
+    def kept(self) -> tuple[RelationScore, ...]:
+        return tuple(s for s in self.scores if s.kept)
+
+
+@dataclass(frozen=True)
+class Reasoning:
+    """The reasoning step's verdict: an answer when `sufficient`, else a clue for the next depth."""
+
+    sufficient: bool
+    reading: Reading
+    clue: str = ""
+    steps: tuple[Step, ...] = ()
+
+
+@dataclass(frozen=True)
+class Reformulation:
+    """Query re-formulation after a {No} (spec §2.2.6): the missing evidence and the next retrieval query."""
+
+    query: str
+    missing: str = ""
+    steps: tuple[Step, ...] = ()
+
+
+# ---- interfaces ------------------------------------------------------------------------------------
+
+
+class TopicPruner(ABC):
+    @abstractmethod
+    def prune(self, question: str, links: Sequence[EntityLink], width: int) -> TopicChoice: ...
+
+
+class RelationPruner(ABC):
+    """Score each frontier entity's relations 0..10 and mark the kept ones (<= width per entity)."""
+
+    @abstractmethod
+    def prune(self, question: str, clue: str, paths: Mapping[str, str], relations: Mapping[str, Sequence[str]],
+              width: int, mode: str) -> RelationChoice: ...
+
+
+class Reasoner(ABC):
+    """Answer from triples and chunks if they suffice; `final` asks for a best-effort answer."""
+
+    @abstractmethod
+    def reason(self, question: str, facts: Sequence[Triple], evidence: Sequence[Hit], clue: str,
+               final: bool) -> Reasoning: ...
+
+
+class QueryReformer(ABC):
+    """After a {No}: name the missing evidence and write the next round's retrieval query."""
+
+    @abstractmethod
+    def reform(self, question: str, clue: str, facts: Sequence[Triple]) -> Reformulation: ...
+
+
+@dataclass(frozen=True)
+class Tog2Tools:
+    topic: TopicPruner
+    relations: RelationPruner
+    reasoner: Reasoner
+    requery: QueryReformer
+
+
+def tog2_tools(bundle: ToolBundle, embedder: Embedder, sufficiency: float,
+               temperature: float = EXPLORE_TEMPERATURE) -> Tog2Tools:
+    """The ToG-2 tools in the bundle's form (LLM or offline); the method never looks at the backend.
+
+    `temperature` is the exploration temperature of topic and relation prune (reasoning stays at 0).
+    """
+    return bundle.twin(
+        lambda chat: Tog2Tools(LlmTopicPruner(chat, replace(TOPIC_SETTINGS, temperature=temperature)),
+                               LlmRelationPruner(chat, replace(RELATION_SETTINGS, temperature=temperature)),
+                               LlmReasoner(chat), LlmQueryReformer(chat)),
+        lambda: Tog2Tools(OfflineTopicPruner(embedder, bundle.kg), OfflineRelationPruner(embedder),
+                          OfflineReasoner(bundle.reader, sufficiency, bundle.classifier), OfflineQueryReformer()),
+    )
+
+
+def _prompt(name: str, pieces: Sequence[tuple[str, str, str]], **values: object) -> tuple[str, tuple[PromptSegment, ...]]:
+    """The filled prompt and the spans of its pieces, looked for from the question on (after the demos)."""
+    message, spans = fill_spans(PROMPTS.load(name), **values)
+    start = spans["question"][0] if "question" in spans else 0
+    found = locate_segments(message[start:], pieces)
+    return message, tuple(replace(s, start=s.start + start, end=s.end + start) for s in found)
+
+
+# ---- topic prune -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OfflineTopicPruner(TopicPruner):
+    """Link score + MiniLM similarity of the name to the question, hubs discounted; the best `width` stay."""
+
+    embedder: Embedder
+    kg: KnowledgeGraph
+
+    def prune(self, question: str, links: Sequence[EntityLink], width: int) -> TopicChoice:
+        if not links:
+            return TopicChoice(())
+        names = [link.entity for link in links]
+        sims = self.embedder.encode(names) @ self.embedder.encode_queries([question])[0]  # (n,)
+        scores = {}
+        for link, sim in zip(links, sims):
+            degree = self.kg.graph.degree(link.entity) if link.entity in self.kg.graph else 0
+            hub = 0.8 if degree > HUB_DEGREE else 1.0
+            scores[link.entity] = round(hub * (0.5 * link.score + 0.5 * max(float(sim), 0.0)), 4)
+        ranked = sorted(names, key=lambda n: -scores[n])
+        return TopicChoice(tuple(ranked[:width]), tuple((n, scores[n]) for n in ranked))
+
+
+@dataclass(frozen=True)
+class LlmTopicPruner(TopicPruner):
+    chat: ChatModel
+    settings: GenerationSettings = TOPIC_SETTINGS
+
+    def prune(self, question: str, links: Sequence[EntityLink], width: int) -> TopicChoice:
+        names = [link.entity for link in links]
+        entities = json.dumps({n: n for n in names}, ensure_ascii=False)
+        pieces = [("question", "question", question)] + [
+            (f"entity {n}", "entity", json.dumps(name, ensure_ascii=False)) for n, name in enumerate(names, start=1)]
+        prompt, segments = _prompt("topic", pieces, question=question, entities=entities)
+        reply = call_model(self.chat, (Message("user", prompt),), self.settings, role="topic prune",
+                           segments=segments)
+        kept, ok = parse_topic_output(reply.text, names)
+        steps = reply.steps
+        if not ok and not reply.failed:
+            steps += (error_step("topic prune", f"topic prune output had no JSON subset of the entities; got "
+                                 f"{shorten(reply.text)}; kept all {len(names)} linked entities"),)
+        if not kept:
+            kept = tuple(names)  # spec §2.1.2 [code]: on a failure every entity is kept
+        return TopicChoice(tuple(kept[:width]), tuple((n, 1.0 if n in kept else 0.0) for n in names), steps)
+
+
+def parse_topic_output(text: str, names: Sequence[str]) -> tuple[tuple[str, ...], bool]:
+    """Entities the model kept, in the linker's order, and whether it kept to the JSON format."""
+    by_lower = {n.lower(): n for n in names}
+    for raw in re.findall(r"\{[^{}]*\}", text or ""):
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            picked = {by_lower[str(v).lower()] for kv in data.items() for v in kv if str(v).lower() in by_lower}
+            if picked or not data:
+                return tuple(n for n in names if n in picked), True
+    mentioned = {n for n in names if n.lower() in (text or "").lower()}
+    return tuple(n for n in names if n in mentioned), False
+
+
+# ---- relation prune --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OfflineRelationPruner(RelationPruner):
+    """Heuristic RP (spec §7): MiniLM cosine of the question to the relation label, plus the path so far.
+
+    score = 10 · max(0, 0.8·cos(q, label) + 0.2·cos(q, path)), label = 'born in' or 'is born in of' for an
+    incoming relation, path = the verbalised triples that reached the entity (its name at depth 1). Labels
+    and paths recur across questions, so they go through the encoder's query cache.
+    """
+
+    embedder: Embedder
+
+    def prune(self, question: str, clue: str, paths: Mapping[str, str], relations: Mapping[str, Sequence[str]],
+              width: int, mode: str) -> RelationChoice:
+        rows = [(e, r) for e, rels in relations.items() for r in rels]
+        if not rows:
+            return RelationChoice(())
+        labels = [_label(r) for _, r in rows]
+        walked = [paths.get(e) or e for e, _ in rows]
+        vectors = self.embedder.encode_queries([question, *labels, *walked])  # (1 + 2n, d)
+        query, n = vectors[0], len(rows)
+        sims = 0.8 * (vectors[1:1 + n] @ query) + 0.2 * (vectors[1 + n:] @ query)  # (n,)
+        scores = [RelationScore(e, r, round(10 * max(float(s), 0.0), 2), "heuristic RP: cosine to the question")
+                  for (e, r), s in zip(rows, sims)]
+        return RelationChoice(_keep_top(scores, width, PER_ENTITY_FLOOR if mode == "per-entity" else 0.0))
+
+
+def _label(relation: str) -> str:
+    words = relation_label(relation)
+    return f"is {words} of" if relation.startswith("~") else words
+
+
+@dataclass(frozen=True)
+class LlmRelationPruner(RelationPruner):
+    """One call for all entities ('combined', the default) or one call per entity ('per-entity')."""
+
+    chat: ChatModel
+    settings: GenerationSettings = RELATION_SETTINGS
+
+    def prune(self, question: str, clue: str, paths: Mapping[str, str], relations: Mapping[str, Sequence[str]],
+              width: int, mode: str) -> RelationChoice:
+        relations = {e: r for e, r in relations.items() if r}  # an entity with nothing to follow is not listed
+        groups = [relations] if mode != "per-entity" else [{e: r} for e, r in relations.items()]
+        scores: list[RelationScore] = []
+        steps: tuple[Step, ...] = ()
+        for group in groups:
+            if not any(group.values()):
+                continue
+            got, more = self._one_call(question, clue, group, width)
+            scores += got
+            steps += more
+        return RelationChoice(_keep_top(scores, width, PER_ENTITY_FLOOR if mode == "per-entity" else 0.0), steps)
+
+    def _one_call(self, question: str, clue: str, relations: Mapping[str, Sequence[str]],
+                  width: int) -> tuple[list[RelationScore], tuple[Step, ...]]:
+        pieces = [("question", "question", question), ("clue", "clue", clue)]
+        for n, (entity, rels) in enumerate(relations.items(), start=1):
+            pieces.append((f"entity {n}", "entity", f"Entity {n}: {entity}"))
+            pieces += [(f"relation {n}.{i}", "relation", f"{i}. {r}") for i, r in enumerate(rels, start=1)]
+        prompt, segments = _prompt("relations", pieces, width=width, question=question,
+                                   clue=f"Clues so far: {clue}\n" if clue else "",
+                                   entities=format_relations(relations))
+        reply = call_model(self.chat, (Message("user", prompt),), self.settings, role="relation prune",
+                           segments=segments)
+        scores = parse_relation_output(reply.text, relations)
+        if scores:
+            return scores, reply.steps
+        fallback = lexical_relation_scores(question, relations)
+        message = (f"relation prune output had no '{{relation (Score: X)}}' lines for the listed relations; got "
+                   f"{shorten(reply.text)}; ranked relations by word overlap with the question instead")
+        return fallback, reply.steps + (() if reply.failed else (error_step("relation prune", message),))
+
+
+def format_relations(relations: Mapping[str, Sequence[str]]) -> str:
+    blocks = []
+    for n, (entity, rels) in enumerate(relations.items(), start=1):
+        lines = "\n".join(f"{i}. {r}" for i, r in enumerate(rels, start=1))
+        blocks.append(f"Entity {n}: {entity}\nAvailable Relations:\n{lines}")
+    return "\n\n".join(blocks)
+
+
+def parse_relation_output(text: str, relations: Mapping[str, Sequence[str]]) -> list[RelationScore]:
+    """`{rel (Score: X)}: why` lines, attributed to the `Entity n: name` section they sit in (spec §2.2.2)."""
+    entities = list(relations)
+    current: str | None = entities[0] if len(entities) == 1 else None
+    found: dict[tuple[str, str], RelationScore] = {}
+    for line in (text or "").splitlines():
+        header = _ENTITY_LINE.match(line)
+        if header:
+            current = _section_entity(header, entities) or current
+            continue
+        for match in _SCORE.finditer(line):
+            reason = one_line(line[match.end():]).lstrip(":- ").strip()
+            for entity in ([current] if current else entities):
+                relation = _match_relation(match.group(1), relations.get(entity, ()))
+                if relation and (entity, relation) not in found:
+                    found[(entity, relation)] = RelationScore(entity, relation, float(match.group(2)), reason[:200])
+                    break
+    scores = list(found.values())
+    # some demos score 0..1 (spec §8.10): all scores <= 1 with a fraction among them means that scale
+    if scores and max(s.score for s in scores) <= 1.0 and any(not s.score.is_integer() for s in scores):
+        scores = [replace(s, score=round(s.score * 10, 2)) for s in scores]
+    return [replace(s, score=min(s.score, 10.0)) for s in scores]
+
+
+def _section_entity(header: re.Match[str], entities: list[str]) -> str | None:
+    name = header.group(2).strip().lower()
+    by_name = next((e for e in entities if e.lower() == name), None)
+    if by_name:
+        return by_name
+    n = int(header.group(1))
+    return entities[n - 1] if 1 <= n <= len(entities) else None
+
+
+def _match_relation(written: str, relations: Sequence[str]) -> str | None:
+    def norm(r: str) -> str:
+        return "_".join(_WORDS.findall(r.lower()))
+
+    key = norm(written)
+    incoming = written.strip().startswith("~")
+    exact = [r for r in relations if norm(r) == key and r.startswith("~") == incoming]
+    loose = [r for r in relations if norm(r) == key]
+    return (exact or loose or [None])[0]
+
+
+def lexical_relation_scores(question: str, relations: Mapping[str, Sequence[str]]) -> list[RelationScore]:
+    """The fallback ranking: share of a relation's words that occur in the question, on 0..10."""
+    words = set(_WORDS.findall(question.lower()))
+    scores = []
+    for entity, rels in relations.items():
+        for r in rels:
+            own = set(_WORDS.findall(relation_label(r).lower()))
+            share = len(own & words) / len(own) if own else 0.0
+            scores.append(RelationScore(entity, r, round(10 * share, 2), "fallback: word overlap"))
+    return scores
+
+
+def _keep_top(scores: Sequence[RelationScore], width: int, floor: float) -> tuple[RelationScore, ...]:
+    """Mark the best `width` relations per entity with score >= floor as kept; all scores stay visible."""
+    kept: set[tuple[str, str]] = set()
+    by_entity: dict[str, list[RelationScore]] = {}
+    for s in scores:
+        by_entity.setdefault(s.entity, []).append(s)
+    for group in by_entity.values():
+        ranked = sorted(group, key=lambda s: -s.score)
+        kept |= {(s.entity, s.relation) for s in ranked[:width] if s.score >= floor}
+    ordered = sorted(scores, key=lambda s: (list(by_entity).index(s.entity), -s.score))
+    return tuple(replace(s, kept=(s.entity, s.relation) in kept) for s in ordered)
+
+
+# ---- reasoning -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OfflineReasoner(Reasoner):
+    """The extractive reader over the triples (as facts) and the best chunks; sufficient above a threshold."""
+
+    reader: Reader
+    sufficiency: float
+    classifier: QuestionClassifier | None = None
+
+    def reason(self, question: str, facts: Sequence[Triple], evidence: Sequence[Hit], clue: str,
+               final: bool) -> Reasoning:
+        reading = self.reader.read(question, evidence, facts)
+        echoed = not reading.refused and echoes_question(question, reading.answer, self.classifier)
+        sufficient = not reading.refused and not echoed and (final or reading.confidence >= self.sufficiency)
+        if sufficient:
+            return Reasoning(True, reading, steps=reading.steps)
+        if final:  # a best-effort answer that only echoes the question is no answer
+            reading = Reading(IDK, refused=True, rationale=f"no answer beyond the question itself; {reading.rationale}",
+                              steps=reading.steps)
+        guess = f"; best guess so far {reading.answer!r} ({reading.confidence:.2f})" if not reading.refused else ""
+        known = "; ".join(verbalize(t.head, t.relation, t.tail) for t in list(facts)[-3:])
+        return Reasoning(False, reading, clue=(known + guess).strip("; "), steps=reading.steps)
+
+
+@dataclass(frozen=True)
+class LlmReasoner(Reasoner):
+    chat: ChatModel
+    settings: GenerationSettings = REASON_SETTINGS
+
+    def reason(self, question: str, facts: Sequence[Triple], evidence: Sequence[Hit], clue: str,
+               final: bool) -> Reasoning:
+        prompt, segments = build_reason_prompt_segments(question, facts, evidence, clue, final)
+        reply = call_model(self.chat, (Message("user", prompt),), self.settings, role="reasoning",
+                           segments=segments)
+        verdict, content, ok = parse_reason_output(reply.text)
+        steps = reply.steps
+        if reply.failed:
+            return Reasoning(False, Reading(IDK, refused=True, rationale="the reasoning model failed"), steps=steps)
+        rationale = one_line(reply.text)[:500]
+        if not ok and not verdict:  # spec §2.2.6: no {Yes}/{No} verdict is never an answer nor a clue
+            steps += (error_step("reasoning", "reasoning output had no {Yes}/{No} verdict; read it as {No} "
+                                 f"with no clue; got {shorten(reply.text, MAX_ERROR_CHARS)}"),)
+            return Reasoning(False, Reading(IDK, refused=True, rationale=rationale or "no verdict"), steps=steps)
+        if verdict and (not content or _REFUSAL.search(content)):
+            steps += (error_step("reasoning", "reasoning said {Yes} without an answer; read it as {No} with no "
+                                 f"clue; got {shorten(reply.text, MAX_ERROR_CHARS)}"),)
+            return Reasoning(False, Reading(IDK, refused=True, rationale=rationale), steps=steps)
+        if verdict:
+            reading = Reading(content, _citations(content, evidence), 0.5 if ok else 0.2, rationale=rationale)
+            return Reasoning(True, reading, steps=steps)
+        return Reasoning(False, Reading(IDK, refused=True, rationale=rationale), clue=content[:300], steps=steps)
+
+
+def build_reason_prompt(question: str, facts: Sequence[Triple], evidence: Sequence[Hit], clue: str,
+                        final: bool) -> str:
+    return build_reason_prompt_segments(question, facts, evidence, clue, final)[0]
+
+
+def build_reason_prompt_segments(question: str, facts: Sequence[Triple], evidence: Sequence[Hit], clue: str,
+                                 final: bool) -> tuple[str, tuple[PromptSegment, ...]]:
+    """The reasoning prompt and where its question, clue, each triple and each reference sit."""
+    lines = [f"({t.head}, {t.relation}, {t.tail})" for t in list(facts)[:MAX_TRIPLES]]
+    refs = [f"[{n}] {one_line(h.title)} — {one_line(h.text)[:MAX_REFERENCE_CHARS]}"
+            for n, h in enumerate(evidence, start=1)]
+    last = ("This is the last round: answer {Yes} with your best answer even if the knowledge is incomplete.\n"
+            if final else "")
+    pieces = ([("question", "question", question), ("clue", "clue", clue)]
+              + [(f"triple {n}", "triple", line) for n, line in enumerate(lines, start=1)]
+              + [(f"doc {n}", "document", ref) for n, ref in enumerate(refs, start=1)])
+    return _prompt("reason", pieces, question=question, clue=f"Clues so far: {clue}\n" if clue else "",
+                   triples="\n".join(lines) or "(none)", references="\n".join(refs) or "(none)", final=last)
+
+
+def parse_reason_output(text: str) -> tuple[bool, str, bool]:
+    """(sufficient, answer-or-clue, kept the format).
+
+    The verdict is the first brace, {Yes} or {No}, with the answer or clue in the next brace (else the
+    rest of that line). Lenient, as the released code: "yes" before any "no" in the first 100 words
+    counts, but only with the answer in braces; anything else is (False, '', False): neither an answer
+    nor a clue.
+    """
+    body = (text or "").strip()
+    braces = [b.strip() for b in _BRACES.findall(body)]
+    if braces and braces[0].lower().strip(" .!") in ("yes", "no"):
+        verdict = braces[0].lower().strip(" .!") == "yes"
+        rest = braces[1] if len(braces) > 1 else body.split("}", 1)[1].strip().split("\n", 1)[0]
+        return verdict, _content(rest), True
+    words = [w for w in _WORDS.findall(body.lower())[:100] if w in ("yes", "no")]
+    answers = [b for b in braces if b and b.lower().strip(" .!") not in ("yes", "no")]
+    if words and words[0] == "yes" and answers:
+        return True, _content(answers[0]), False
+    return False, "", False
+
+
+def _content(text: str) -> str:
+    """The answer or clue, without quotes, trailing dots or a 'clue:'/'answer:' label the demos use."""
+    flat = one_line(text).strip(" .:\"'")
+    return re.sub(r"^(?:clue|answer)\s*:\s*", "", flat, flags=re.IGNORECASE).strip(" .:\"'")
+
+
+# ---- query re-formulation --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OfflineQueryReformer(QueryReformer):
+    """No model: the next query is the question plus the clue (what the scoring used before re-formulation)."""
+
+    def reform(self, question: str, clue: str, facts: Sequence[Triple]) -> Reformulation:
+        return Reformulation(fallback_query(question, clue), "offline: the clue as the missing evidence")
+
+
+def fallback_query(question: str, clue: str) -> str:
+    return f"{question} {clue}".strip() if clue else question
+
+
+@dataclass(frozen=True)
+class LlmQueryReformer(QueryReformer):
+    chat: ChatModel
+    settings: GenerationSettings = REQUERY_SETTINGS
+
+    def reform(self, question: str, clue: str, facts: Sequence[Triple]) -> Reformulation:
+        lines = [f"({t.head}, {t.relation}, {t.tail})" for t in list(facts)[:MAX_TRIPLES]]
+        pieces = ([("question", "question", question), ("clue", "clue", clue)]
+                  + [(f"triple {n}", "triple", line) for n, line in enumerate(lines, start=1)])
+        prompt, segments = _prompt("requery", pieces, question=question, clue=clue or "(none)",
+                                   triples="\n".join(lines) or "(none)")
+        reply = call_model(self.chat, (Message("user", prompt),), self.settings, role="query re-formulation",
+                           segments=segments)
+        query, missing = parse_requery_output(reply.text)
+        if query:
+            return Reformulation(query, missing, reply.steps)
+        fallback = fallback_query(question, clue)
+        steps = reply.steps + (() if reply.failed else (error_step(
+            "query re-formulation", f"query re-formulation output had no {{query}} in braces; searched "
+            f"with the question and the clue instead; got {shorten(reply.text, MAX_ERROR_CHARS)}"),))
+        return Reformulation(fallback, "", steps)
+
+
+def parse_requery_output(text: str) -> tuple[str, str]:
+    """(new query, missing evidence): the last non-empty brace, and the 'Missing:' line ('' if none)."""
+    braces = [one_line(b).strip(" .:\"'") for b in _BRACES.findall(text or "")]
+    query = next((b for b in reversed(braces) if b), "")
+    missing = re.search(r"missing\s*:\s*(.+)", text or "", re.IGNORECASE)
+    return query[:300], (one_line(missing.group(1))[:300] if missing else "")
+
+
+def _citations(answer: str, evidence: Sequence[Hit]) -> tuple[str, ...]:
+    containing = [h.doc_id for h in evidence if answer.lower() in h.text.lower()]
+    return tuple(dict.fromkeys(containing or [h.doc_id for h in evidence[:1]]))
+

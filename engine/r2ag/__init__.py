@@ -1,8 +1,0 @@
-"""R2AG (Ye et al., 2024): retrieval features → R2-Former → vectors injected into the LLM's prompt.
-
-Spec: ../shared/methods/r2ag.md. Modules: `features` (r, γ, ζ), `former` (the torch R2-Former),
-`checkpoint` (what a trained R2-Former was trained for), `prompt` (retrieval-aware prompt with
-tracked placeholder slots), `injection` (inputs_embeds generation and attention capture),
-`views` (attention steps), `training` (relevance-only and joint training). `former`, `injection`
-and `training` import torch; the method imports them only when it runs.
-"""

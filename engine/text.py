@@ -1,0 +1,63 @@
+"""The one text toolkit: word tokens, sentences and known-name matching, shared by every module.
+
+BM25, chunking, the offline reader, the methods' offline tools and the KG all tokenise, split and
+match names here, so a sentence or a name means the same thing wherever it is read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# words keep inner apostrophes and hyphens ("O'Neill", "Jean-Marie") but not a possessive 's
+WORD = re.compile(r"(?<!['’])\w+(?:['’](?!s\b)\w+|-\w+)*")
+STOPWORDS = frozenset(
+    "a an the of in on at to for from by with and or but is are was were be been being do does did "
+    "which who whom whose what when where why how that this these those it its as into than then "
+    "there their they he she his her him i you we our your not no yes if so such any all each "
+    "has have had also can could would should may might will shall about after before did".split()
+)
+# a dot after these (or after a single capital, an initial) does not end a sentence
+ABBREVIATIONS = frozenset(
+    "mr mrs ms dr st jr sr mt ft co inc ltd corp vs etc no gen col lt sgt capt rev prof gov sen "
+    "rep jan feb mar apr jun jul aug sep sept oct nov dec approx est fl ca".split()
+)
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9À-Ý])")
+_LINE_BREAK = re.compile(r"\s*\n\s*")
+_LAST_WORD = re.compile(r"(\w+)\W*$")
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens."""
+    return [w.lower() for w in WORD.findall(text)]
+
+
+def content_words(text: str) -> list[str]:
+    """Lower-cased words without stopwords: what lexical matching should compare."""
+    return [w for w in words(text) if w not in STOPWORDS]
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a text, keeping initials and abbreviations ('J. Smith', 'St. Louis') whole; a line
+    break always ends a sentence."""
+    out: list[str] = []
+    for line in _LINE_BREAK.split(text):
+        last = 0
+        for match in _SENTENCE_BREAK.finditer(line):
+            before = line[last: match.start()]
+            tail = _LAST_WORD.search(before)
+            word = tail.group(1) if tail else ""
+            if (len(word) == 1 and word.isupper()) or word.lower() in ABBREVIATIONS:
+                continue
+            out.append(before)
+            last = match.end()
+        out.append(line[last:])
+    return [s.strip() for s in out if s.strip()]
+
+
+def name_pattern(names: Iterable[str], min_length: int = 3) -> re.Pattern[str] | None:
+    """One case-insensitive regex over known names, longest first, matching whole words only."""
+    ordered = sorted({n for n in names if len(n) >= min_length}, key=len, reverse=True)
+    if not ordered:
+        return None
+    return re.compile(r"(?<!\w)(" + "|".join(re.escape(n) for n in ordered) + r")(?!\w)", re.IGNORECASE)
