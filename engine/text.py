@@ -22,7 +22,7 @@ ABBREVIATIONS = frozenset(
     "mr mrs ms dr st jr sr mt ft co inc ltd corp vs etc no gen col lt sgt capt rev prof gov sen "
     "rep jan feb mar apr jun jul aug sep sept oct nov dec approx est fl ca".split()
 )
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9À-Ý])")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])([\"'”’)\]]*)\s+(?=[\"'“‘(\[]?[A-Z0-9À-Ý])")  # group 1: closers kept
 _LINE_BREAK = re.compile(r"\s*\n\s*")
 _LAST_WORD = re.compile(r"(\w+)\W*$")
 
@@ -44,7 +44,7 @@ def split_sentences(text: str) -> list[str]:
     for line in _LINE_BREAK.split(text):
         last = 0
         for match in _SENTENCE_BREAK.finditer(line):
-            before = line[last: match.start()]
+            before = line[last: match.end(1)]
             tail = _LAST_WORD.search(before)
             word = tail.group(1) if tail else ""
             if (len(word) == 1 and word.isupper()) or word.lower() in ABBREVIATIONS:

@@ -77,3 +77,12 @@ def test_trace_totals_are_summed_from_llm_calls():
     trace = Trace(id="t", question="q", method="m", backend="b", model="", pack="p").with_steps(steps, 9.0)
     assert trace.totals == Totals(latency_ms=9.0, llm_calls=2, tokens_in=7, tokens_out=4)
     assert trace.answer is None
+
+
+def test_refused_is_a_bool_or_nothing():
+    import pytest
+
+    from engine.trace import AnswerStep
+
+    with pytest.raises(TypeError, match="refused must be True or False"):
+        AnswerStep(iteration=1, title="Answer", text="Carlow", refused="the answer rests on h2")  # type: ignore[arg-type]

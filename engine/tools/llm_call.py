@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from engine.llm.chat import AttentiveChatModel, ChatModel, Completion, GenerationSettings, Message, PromptSegment
+from engine.tools.prompts import fill_spans
 from engine.trace import AttentionStep, ErrorStep, LlmCallStep, Step
 
 MAX_SHOWN = 120  # characters of model output quoted in an error message
@@ -79,6 +80,21 @@ def locate_segments(message: str, pieces: Sequence[tuple[str, str, str]]) -> tup
         found.append(PromptSegment(label, kind, start, start + len(text)))
         cursor = start + len(text)
     return tuple(found)
+
+
+def fill_with_segments(template: str, pieces: Mapping[str, Sequence[tuple[str, str, str]]], **values: object,
+                       ) -> tuple[str, tuple[PromptSegment, ...]]:
+    """The filled template and the segments of `pieces[name]`, each looked for only inside the span
+    where the value of `name` was placed: the demonstrations above it may quote similar text."""
+    prompt, spans = fill_spans(template, **values)
+    segments: list[PromptSegment] = []
+    for name, value_pieces in pieces.items():
+        if name not in spans:
+            continue
+        start, end = spans[name]
+        segments += [replace(s, start=s.start + start, end=s.end + start)
+                     for s in locate_segments(prompt[start:end], value_pieces)]
+    return prompt, tuple(sorted(segments, key=lambda s: s.start))
 
 
 def render_messages(messages: Sequence[Message]) -> str:

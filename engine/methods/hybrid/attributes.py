@@ -31,7 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegment
-from engine.methods.hybrid.prompting import filled, question_pieces
+from engine.methods.hybrid.prompting import question_pieces
+from engine.tools.llm_call import fill_with_segments
 from engine.retrieval.embedder import Embedder
 from engine.tools.llm_call import call_model, error_step, shorten
 from engine.tools.prompts import PromptFolder
@@ -189,7 +190,7 @@ def attribute_prompt(question: str, examples: Sequence[Example], demos: int = DE
     chosen = random.Random(seed).sample(list(examples), min(demos, len(examples)))
     shots = "\n\n".join(f"Question: {e.question}\nquestion_type: {e.question_type}\ndynamism: {e.dynamism}"
                         for e in chosen)
-    return filled(PROMPTS.load("attributes"), {"question": question_pieces(question)},
+    return fill_with_segments(PROMPTS.load("attributes"), {"question": question_pieces(question)},
                   types=", ".join(QUESTION_TYPES), demos=shots, question=question)
 
 

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from engine.errors import CalculationError
 from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegment
-from engine.methods.hybrid.prompting import filled, question_pieces, reference_pieces, table_pieces
+from engine.methods.hybrid.prompting import question_pieces, reference_pieces, table_pieces
+from engine.tools.llm_call import fill_with_segments
 from engine.tools.calculator import calculate
 from engine.tools.llm_call import call_model, error_step, shorten
 from engine.tools.offline_reader.sentences import content_stems
@@ -133,7 +134,7 @@ def calculator_messages(question: str, references: str, tables: str,
                         ) -> tuple[tuple[Message, Message], tuple[PromptSegment, ...]]:
     """System rules, then the user turn: top-k chunks, tables, the rules again, the question (spec §2.4)."""
     rules = PROMPTS.load("calculator_rules").strip()
-    user, segments = filled(
+    user, segments = fill_with_segments(
         PROMPTS.load("calculator"),
         {"references": reference_pieces(references.splitlines()), "tables": table_pieces(tables),
          "question": question_pieces(question)},

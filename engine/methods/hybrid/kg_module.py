@@ -24,7 +24,8 @@ from engine.graph.linking import EntityLinker
 from engine.knowledge.records import Rule, Triple
 from engine.llm.chat import ChatModel, GenerationSettings, Message
 from engine.retrieval.embedder import Embedder
-from engine.methods.hybrid.prompting import filled, question_pieces
+from engine.methods.hybrid.prompting import question_pieces
+from engine.tools.llm_call import fill_with_segments
 from engine.tools.llm_call import call_model, error_step, shorten
 from engine.tools.offline_reader import fact_sentence
 from engine.tools.offline_reader.sentences import content_stems
@@ -114,7 +115,7 @@ class LlmEntityFinder:
     settings: GenerationSettings = ENTITY_SETTINGS
 
     def find(self, question: str, query_time: str = "") -> tuple[tuple[str, ...], tuple[str, ...], tuple[Step, ...]]:
-        prompt, segments = filled(PROMPTS.load("entities"), {"question": question_pieces(question)},
+        prompt, segments = fill_with_segments(PROMPTS.load("entities"), {"question": question_pieces(question)},
                                   query_time=query_time or "unknown", question=question)
         reply = call_model(self.chat, (Message("user", prompt),), self.settings, role="entity extraction",
                            segments=segments)

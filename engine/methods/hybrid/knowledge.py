@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from engine.knowledge.records import INVALID_QUESTION
 from engine.llm.chat import ChatModel, GenerationSettings, Message
-from engine.methods.hybrid.prompting import filled, question_pieces
+from engine.methods.hybrid.prompting import question_pieces
+from engine.tools.llm_call import fill_with_segments
 from engine.tools.base import IDK
 from engine.tools.llm_call import call_model, error_step, one_line, shorten
 from engine.tools.prompts import PromptFolder
@@ -57,7 +58,7 @@ class KnowledgeExtractor:
 
     def answer(self, question: str) -> DirectAnswer:
         role = "knowledge extractor"
-        user, segments = filled("{question}", {"question": question_pieces(question)}, question=question)
+        user, segments = fill_with_segments("{question}", {"question": question_pieces(question)}, question=question)
         messages = (Message("system", PROMPTS.load("direct").strip()), Message("user", user))
         reply = call_model(self.chat, messages, self.settings, role=role, segments=segments)
         parsed, kind = parse_direct(reply.text)

@@ -1,37 +1,18 @@
-"""Filled prompts with their attention segments: where each reference, table, KG fact and the question sit.
+"""The pieces of the method's prompts for attention segments: each reference, table, KG fact and the question.
 
 Every LLM call of the method passes segments (spec §6.8: attention per slot, chunk, table and
 calculation line), so an attentive backend can say where the model looked; a piece is looked for only
 inside the span its own template value was placed at, because demonstrations and rules above it may
-quote similar text.
+quote similar text (engine.tools.llm_call.fill_with_segments).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
-
-from engine.llm.chat import PromptSegment
-from engine.tools.llm_call import locate_segments
-from engine.tools.prompts import fill_spans
+from collections.abc import Sequence
 
 Piece = tuple[str, str, str]  # (label, kind, text) as locate_segments takes them
 _TABLE = re.compile(r"(?m)^### Table \d+:\n")
-
-
-def filled(template: str, pieces: Mapping[str, Sequence[Piece]], **values: object,
-           ) -> tuple[str, tuple[PromptSegment, ...]]:
-    """The filled template and the segments of `pieces[name]`, each found inside the value of `name`."""
-    prompt, spans = fill_spans(template, **values)
-    segments: list[PromptSegment] = []
-    for name, value_pieces in pieces.items():
-        if name not in spans:
-            continue
-        start, end = spans[name]
-        segments += [replace(s, start=s.start + start, end=s.end + start)
-                     for s in locate_segments(prompt[start:end], value_pieces)]
-    return prompt, tuple(sorted(segments, key=lambda s: s.start))
 
 
 def question_pieces(question: str) -> list[Piece]:

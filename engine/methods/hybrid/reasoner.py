@@ -23,10 +23,10 @@ from dataclasses import dataclass, replace
 from engine.knowledge.records import INVALID_QUESTION, Triple
 from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegment
 from engine.methods.hybrid.prompting import (
-    Piece, calculation_pieces, filled, kg_pieces, question_pieces, reference_pieces, table_pieces,
+    Piece, calculation_pieces, kg_pieces, question_pieces, reference_pieces, table_pieces,
 )
 from engine.tools.base import IDK, QuestionClassifier, Reader, Reading, echoes_question
-from engine.tools.llm_call import call_model, error_step, one_line, shorten
+from engine.tools.llm_call import call_model, error_step, fill_with_segments, one_line, shorten
 from engine.tools.prompts import PromptFolder, fill
 from engine.trace import Hit, Step
 
@@ -96,7 +96,7 @@ def reasoning_prompt(question: str, refs: References,
         blocks.append(f"# An answer from another agent:\n{refs.direct_answer}")
         pieces.append(("another agent", "answer", refs.direct_answer))
     rules = PROMPTS.load("reason_rules").strip()
-    user, segments = filled(PROMPTS.load("reason_user"),
+    user, segments = fill_with_segments(PROMPTS.load("reason_user"),
                             {"references": pieces, "question": question_pieces(question)},
                             references="\n------\n".join(blocks), rules=rules,
                             query_time=refs.query_time or "unknown", question=question)
@@ -189,7 +189,7 @@ class LlmReasoner:
         steps += (error_step("reasoning 1", f"sample 1 did not parse ({why}): {shorten(texts[0], RAW_SHOWN)}; "
                              "handed to the summarizer"),)
         reasoning = texts[0][:4000]
-        prompt, summary_segments = filled(
+        prompt, summary_segments = fill_with_segments(
             PROMPTS.load("summarizer"),
             {"question": question_pieces(question), "reasoning": [("reasoning 1", "reasoning", reasoning)]},
             question=question, reasoning=reasoning)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from engine.knowledge.records import Triple
 from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegment
@@ -29,8 +29,8 @@ from engine.methods.ras.base import (
 )
 from engine.methods.ras.query_graph import QueryGraph, fold
 from engine.tools.base import IDK, Reading
-from engine.tools.llm_call import call_model, error_step, locate_segments, one_line
-from engine.tools.prompts import PromptFolder, fill_spans
+from engine.tools.llm_call import call_model, error_step, fill_with_segments, one_line
+from engine.tools.prompts import PromptFolder
 from engine.trace import Hit
 
 PROMPTS = PromptFolder.beside(__file__)
@@ -65,15 +65,7 @@ def history_pieces(rounds: Sequence[Round]) -> list[tuple[str, str, str]]:
 
 def _prompt(name: str, pieces: dict[str, list[tuple[str, str, str]]], **values: str,
             ) -> tuple[str, tuple[PromptSegment, ...]]:
-    """The filled template and its segments, each piece looked for only inside its own value's span
-    (the examples above it may quote similar text)."""
-    prompt, spans = fill_spans(PROMPTS.load(name), **values)
-    segments: list[PromptSegment] = []
-    for value, value_pieces in pieces.items():
-        start, end = spans[value]
-        segments += [replace(s, start=s.start + start, end=s.end + start)
-                     for s in locate_segments(prompt[start:end], value_pieces)]
-    return prompt, tuple(segments)
+    return fill_with_segments(PROMPTS.load(name), pieces, **values)
 
 
 def parse_plan(text: str) -> tuple[str, str, bool]:

@@ -32,3 +32,30 @@ def test_vanilla_on_the_demo_pack_answers_a_factoid_with_a_citation(demo_workben
     trace = demo_workbench.ask(question.question, "vanilla", question_id=question.id)
     assert kinds(trace)[0] == ("retrieval", 1) and kinds(trace)[-1] == ("answer", 1)
     assert trace.question_id == question.id
+
+
+def test_a_scripted_llm_run_sends_the_reader_prompt_over_the_hits_and_captures_attention(mini_pack, settings):
+    from fake_chat import AttentiveChat
+
+    from engine.methods import RunContext, get_method
+    from engine.methods.vanilla.method import VanillaParams
+    from engine.params import build_params
+    from engine.retrieval.suite import open_retrieval
+    from engine.tools.bundle import llm_bundle
+    from engine.tools.llm_reader import build_reader_prompt
+
+    chat = AttentiveChat(lambda _prompt: "Answer: 1906\nEvidence: 1")
+    ctx = RunContext(pack=mini_pack, retrieval=open_retrieval(mini_pack, settings),
+                     tools=llm_bundle(chat, mini_pack), params=build_params(VanillaParams, {"k": 3}))
+    question = "When was Grace Hopper born?"
+    steps = list(get_method("vanilla").run(question, ctx))
+
+    assert [(s.kind, s.iteration) for s in steps] == [("retrieval", 1), ("llm_call", 1), ("attention", 1),
+                                                       ("answer", 1)]
+    hits = steps[0].hits
+    prompt = build_reader_prompt(question, hits)
+    assert chat.sent == [prompt.message]
+    assert [s.label for s in chat.segments[0]] == [h.doc_id for h in hits] + ["question"]
+    answer = steps[-1]
+    assert answer.text == "1906" and answer.citations[0] == hits[0].doc_id and not answer.refused
+    assert answer.backend == "fake" and answer.model == "scripted"

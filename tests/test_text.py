@@ -1,0 +1,44 @@
+"""The one text toolkit: words, sentences and name matching mean the same everywhere."""
+
+from __future__ import annotations
+
+from engine.text import content_words, name_pattern, split_sentences, words
+
+
+def test_words_keep_inner_apostrophes_and_hyphens_but_not_a_possessive():
+    assert words("Jean-Marie O'Neill's dog") == ["jean-marie", "o'neill", "dog"]
+    assert words("Curie’s lab") == ["curie", "lab"]
+
+
+def test_content_words_drop_stopwords_only():
+    assert content_words("Where was the author of Dune born?") == ["author", "dune", "born"]
+
+
+def test_sentences_keep_initials_and_abbreviations_whole():
+    text = "J. R. R. Tolkien taught at Oxford. He was born in Bloemfontein. Dr. Smith moved to St. Louis in 1900."
+    assert split_sentences(text) == [
+        "J. R. R. Tolkien taught at Oxford.",
+        "He was born in Bloemfontein.",
+        "Dr. Smith moved to St. Louis in 1900.",
+    ]
+
+
+def test_a_line_break_always_ends_a_sentence_and_blank_lines_vanish():
+    assert split_sentences("Title\n\nFirst line. Second line\n  ") == ["Title", "First line.", "Second line"]
+
+
+def test_sentences_end_before_quotes_and_digits():
+    assert split_sentences('He said "never." 1905 was his year.') == ['He said "never."', "1905 was his year."]
+
+
+def test_name_pattern_matches_whole_names_longest_first_ignoring_case():
+    pattern = name_pattern(["Paris", "Paris Hilton", "Io"])
+    assert pattern is not None
+    assert [m.group(1) for m in pattern.finditer("paris hilton left Paris; Parisian")] == ["paris hilton", "Paris"]
+    assert name_pattern(["Io"]) is None  # shorter than min_length
+    assert name_pattern([]) is None
+
+
+def test_name_pattern_escapes_regex_characters():
+    pattern = name_pattern(["C++ (language)"])
+    assert pattern is not None and pattern.search("I write C++ (language) daily")
