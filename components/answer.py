@@ -1,5 +1,9 @@
 """The answer card: the answer, who produced it, its citations (opening the cited text), and, for
-pack questions, the gold answers with EM/F1."""
+pack questions, the gold answers with EM/F1.
+
+✓ and ✗ are said only against a gold answer, by exact match (F1 shown beside it); without one the
+card says so. The offline confidence is not calibrated yet, so it is not shown as if it were.
+"""
 
 from __future__ import annotations
 
@@ -8,29 +12,36 @@ from collections.abc import Mapping, Sequence
 import streamlit as st
 
 from components.safe import md_text
+from engine.evaluation.metrics import AnswerScores, verdict
 from engine.trace import AnswerStep
 
 NO_MODEL_NOTE = "offline — no language model was involved (retrieval, KG, extractive reader, calculator)"
+VERDICT_MARK = {"correct": "✓ correct", "wrong": "✗ wrong", "refused": "refused", "no gold answer": "no gold answer"}
 
 
 def render_answer(step: AnswerStep, *, key: str, sources: Mapping[str, tuple[str, str]] | None = None,
-                  gold: Sequence[str] = (), scores: tuple[float, float] | None = None) -> None:
-    """`sources` maps doc id → (title, text) for the citations; `scores` is (EM, F1) against `gold`."""
+                  gold: Sequence[str] = (), scores: AnswerScores | None = None) -> None:
+    """`sources` maps doc id → (title, text) for the citations; `scores` grade the answer against `gold`."""
+    judged = verdict(scores if gold else None, step.refused)
     with st.container(border=True, key=f"{key}.card"):
         st.markdown("#### Answer")
-        if step.refused:
+        if judged == "refused":
             st.warning(md_text(step.text), icon=":material/help:")
-        elif scores is not None and scores[1] == 0:  # answered, and not a word of it is in the gold answer
+        elif judged == "correct":
+            st.success(md_text(step.text), icon=":material/check_circle:")
+        elif judged == "wrong":
             st.error(md_text(step.text), icon=":material/cancel:")
         else:
-            st.success(md_text(step.text), icon=":material/check_circle:")
+            st.info(md_text(step.text), icon=":material/chat:")
         producer = NO_MODEL_NOTE if step.backend == "offline" else f"{step.backend}: {step.model}"
-        st.caption(f"by {producer} · confidence {step.confidence:.2f}")
+        st.caption(f"by {producer}")
         if gold:
-            line = "gold: " + " | ".join(md_text(g) for g in gold)
+            line = f"**{VERDICT_MARK[judged]}** · gold: " + " | ".join(md_text(g) for g in gold)
             if scores is not None:
-                line += f" · EM {scores[0]:.2f} · F1 {scores[1]:.2f}"
+                line += f" · EM {scores.em:.2f} · F1 {scores.f1:.2f}"
             st.markdown(line)
+        else:
+            st.caption("no gold answer: this question is not in the pack, so correctness is not judged")
         for doc_id in step.citations:
             title, text = (sources or {}).get(doc_id, ("", ""))
             with st.expander(md_text(f"cites {doc_id}" + (f" — {title}" if title else ""))):

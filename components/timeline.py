@@ -23,14 +23,20 @@ def _toggle_play(key: str, iterations: list[int]) -> None:
         st.session_state[key] = iterations[0]
 
 
-def pick_round(iterations: list[int], *, key: str) -> tuple[int, bool]:
-    """Returns (chosen iteration, playing). The choice lives in session state under `key`."""
+def pick_round(iterations: list[int], *, key: str, trace_id: str = "") -> tuple[int, bool]:
+    """Returns (chosen iteration, playing). The choice lives in session state under `key`.
+
+    A new trace (another `trace_id`) opens on its last round, the answer (first when playing), not
+    on whichever round the previous trace was showing.
+    """
     pending = st.session_state.pop(f"{key}.pending", None)
     if pending is not None:  # set by `advance` after the slider existed, applied before it exists again
         st.session_state[key] = pending
     playing = st.session_state.get(f"{key}.playing", False)
-    if st.session_state.get(key) not in iterations:  # a new trace: start where a demo or a reader would
+    new_trace = st.session_state.get(f"{key}.trace") != trace_id
+    if new_trace or st.session_state.get(key) not in iterations:
         st.session_state[key] = iterations[0] if playing else iterations[-1]
+        st.session_state[f"{key}.trace"] = trace_id
     position = iterations.index(st.session_state[key])
     prev_col, next_col, play_col, slider_col = st.columns([1, 1, 1, 6], vertical_alignment="bottom")
     prev_col.button("Prev", key=f"{key}.prev", disabled=position == 0, width="stretch",

@@ -10,6 +10,7 @@ import streamlit as st
 from components.answer import render_answer
 from components.steps import render_step
 from components.timeline import advance, pick_round, round_label
+from engine.evaluation.metrics import AnswerScores
 from engine.trace import AnswerStep, AttentionStep, GraphDeltaStep, RetrievalStep, Step, Trace
 
 PLAY_SECONDS = 1.5
@@ -28,11 +29,11 @@ def sources_of(trace: Trace) -> dict[str, tuple[str, str]]:
     return sources
 
 
-def render_trace(trace: Trace, *, key: str, gold: Sequence[str] = (), scores: tuple[float, float] | None = None,
+def render_trace(trace: Trace, *, key: str, gold: Sequence[str] = (), scores: AnswerScores | None = None,
                  captions: dict[str, str] | None = None) -> None:
     """`captions` (kind → sentence) explains each step in plain words, for demos."""
     iterations = sorted({s.iteration for s in trace.steps}) or [0]
-    chosen, playing = pick_round(iterations, key=f"{key}.round")
+    chosen, playing = pick_round(iterations, key=f"{key}.round", trace_id=trace.id)
     has_graph = any(isinstance(s, GraphDeltaStep) for s in trace.steps)
     steps_col, graph_col = st.columns([3, 2]) if has_graph else (st.container(), None)
     with steps_col:

@@ -89,15 +89,20 @@ class Workbench:
 
 
 class Run:
-    """Iterate to execute; `trace` holds the steps so far (complete once iteration ends)."""
+    """Iterate to execute; `trace` holds the steps so far (complete once iteration ends).
+
+    Iterating again continues where the last iteration left off, never restarts the method: a UI
+    whose script was interrupted (Streamlit's Stop reruns the page) resumes the same run, which
+    notices the stop at its next step and ends with a "Stopped" step, its latency the true one.
+    """
 
     def __init__(self, head: Trace, method: Method, ctx: RunContext):
         self.head = head
         self.method = method
         self.ctx = ctx
         self.steps: list[Step] = []
-        self._started = 0.0
         self._latency_ms = 0.0
+        self._stream: Iterator[Step] | None = None
 
     def stop(self) -> None:
         self.ctx.cancel.set()
@@ -107,9 +112,14 @@ class Run:
         return self.head.with_steps(tuple(self.steps), self._latency_ms)
 
     def __iter__(self) -> Iterator[Step]:
-        self._started = time.perf_counter()
+        if self._stream is None:
+            self._stream = self._stamped()
+        return self._stream
+
+    def _stamped(self) -> Iterator[Step]:
+        started = time.perf_counter()
         for step in self._guarded():
-            stamped = replace(step, elapsed_ms=round((time.perf_counter() - self._started) * 1000, 2))
+            stamped = replace(step, elapsed_ms=round((time.perf_counter() - started) * 1000, 2))
             self.steps.append(stamped)
             self._latency_ms = stamped.elapsed_ms
             yield stamped

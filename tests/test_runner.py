@@ -41,6 +41,27 @@ def test_stopping_half_way_keeps_the_steps_so_far(mini_workbench):
     assert run.trace.steps == tuple(steps) and run.trace.answer is None
 
 
+def test_a_stop_after_an_interrupted_iteration_continues_the_run_instead_of_restarting_it(mini_workbench):
+    """Streamlit's Stop interrupts the page mid-stream; the next script run iterates the same Run."""
+    import time
+
+    run = mini_workbench.start("Where was Alan Turing born?", "ras")
+    first = next(iter(run))  # the page was interrupted right after drawing the first step
+    time.sleep(0.05)
+    run.stop()
+    rest = list(run)
+    assert rest, "the stop must be recorded"
+    steps = run.trace.steps
+    assert steps[0] is first and steps[1:] == tuple(rest)
+    assert [s.title for s in steps].count(first.title) == 1 and len(steps) == 2  # not restarted
+    stop = steps[-1]
+    assert isinstance(stop, DecisionStep) and stop.action == "stopped"
+    assert stop.iteration == first.iteration  # filed where the run was, not under set-up by default
+    assert run.trace.totals.latency_ms >= 50  # the true latency, not 0 ms
+    assert list(run) == []  # iterating a finished run yields nothing and changes nothing
+    assert run.trace.steps == steps
+
+
 @dataclass(frozen=True)
 class _Params:
     pass

@@ -10,7 +10,7 @@ from components.safe import md_text
 from components.steps import render_step
 from components.trace_view import render_trace
 from engine.errors import RagscopeError
-from engine.evaluation.metrics import score_answer
+from engine.evaluation.metrics import grade_trace
 from engine.methods.base import METHODS, method_ids
 from engine.params import param_specs
 from engine.trace import Trace
@@ -20,7 +20,11 @@ pack = workbench.pack
 
 
 def _use_example() -> None:
-    st.session_state["explore.question"] = st.session_state["explore.example"] or ""
+    """Copy the picked example into the box and clear the picker, so picking it again refills the box."""
+    picked = st.session_state["explore.example"]
+    if picked:
+        st.session_state["explore.question"] = picked
+    st.session_state["explore.example"] = None
 
 
 def _stream(run) -> None:
@@ -33,8 +37,10 @@ def _stream(run) -> None:
 
 
 def _finish(run) -> None:
-    """Keep the trace, save it, and redraw: the page then shows it once, in the step-through view."""
+    """Keep the trace, save it, and redraw: the page then shows it once, in the step-through view, with
+    the question that ran in the box (a box edited while the run streamed would otherwise disagree)."""
     ui_state.set_live_run(None)
+    st.session_state["explore.ran"] = run.trace.question
     ui_state.set_current_trace(run.trace)
     ui_state.run_store().save(run.trace)
     st.rerun()
@@ -50,6 +56,8 @@ with st.expander("Parameters"):
 
 st.selectbox("Example questions from the pack", [q.question for q in pack.questions], index=None,
              key="explore.example", on_change=_use_example, placeholder="Choose one, or type your own below")
+if "explore.ran" in st.session_state:  # applied before the box exists: a widget's value can't change after
+    st.session_state["explore.question"] = st.session_state.pop("explore.ran")
 question = st.text_area("Question", key="explore.question", height=80,
                         placeholder="e.g. Where was the doctoral advisor of … born?")
 run_col, stop_col, _ = st.columns([1, 1, 8])
@@ -84,12 +92,8 @@ else:
     label = METHODS[trace.method].label if trace.method in METHODS else trace.method
     st.markdown(md_text(f"{label} · {trace.backend} · {trace.totals.latency_ms:.0f} ms · "
                         f"{trace.totals.llm_calls} LLM calls · question: {trace.question}"))
-    known = pack.questions_by_id.get(trace.question_id) if trace.pack == pack.info.name else None
-    scores = None
-    if known and trace.answer:
-        graded = score_answer(trace.answer.text, known.answers, known.type, trace.answer.refused)
-        scores = (graded.em, graded.f1)
-    render_trace(trace, key="explore.view", gold=known.answers if known else (), scores=scores)
+    gold, scores = grade_trace(trace, pack)
+    render_trace(trace, key="explore.view", gold=gold, scores=scores)
     st.download_button("Download trace JSON", trace.to_json(indent=2), file_name=f"trace-{trace.id}.json",
                        mime="application/json", key="explore.download")
 

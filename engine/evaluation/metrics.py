@@ -8,7 +8,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from engine.knowledge.records import Pack
 from engine.tools.base import IDK
+from engine.trace import Trace
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
@@ -60,6 +62,27 @@ def score_answer(answer: str, golds: Sequence[str], qtype: str, refused: bool = 
     missing = refused or normalize(answer) in ("", normalize(IDK))
     outcome = "correct" if acc == 1.0 else "missing" if missing else "hallucinated"
     return AnswerScores(em=em, f1=f1, acc=acc, outcome=outcome)
+
+
+def grade_trace(trace: Trace, pack: Pack) -> tuple[tuple[str, ...], AnswerScores | None]:
+    """The gold answers and the answer's scores when the trace's question is one of `pack`'s (asked on
+    that pack); ((), None) for a question of the user's own."""
+    question = pack.questions_by_id.get(trace.question_id) if trace.pack == pack.info.name else None
+    if question is None:
+        return (), None
+    if trace.answer is None:
+        return question.answers, None
+    return question.answers, score_answer(trace.answer.text, question.answers, question.type, trace.answer.refused)
+
+
+def verdict(scores: AnswerScores | None, refused: bool) -> str:
+    """What a page may say about one answer: 'correct' or 'wrong' only against a gold answer, by exact
+    match (DESIGN §10: word overlap is F1, shown beside it, never a tick); 'refused'; 'no gold answer'."""
+    if refused:
+        return "refused"
+    if scores is None:
+        return "no gold answer"
+    return "correct" if scores.em == 1.0 else "wrong"
 
 
 def recall_at(evidence: Sequence[str], supporting: Sequence[str], k: int | None) -> float | None:

@@ -42,14 +42,21 @@ def test_the_round_shows_one_column_per_run():
 
 def _answers() -> None:
     from components.answer import render_answer
+    from engine.evaluation.metrics import score_answer
     from engine.trace import AnswerStep
 
-    render_answer(AnswerStep(text="Warsaw", backend="offline"), key="right", gold=("Warsaw",), scores=(1.0, 1.0))
-    render_answer(AnswerStep(text="Lyon", backend="offline"), key="wrong", gold=("Warsaw",), scores=(0.0, 0.0))
+    gold = ("University of Chicago",)
+    for n, text in enumerate(("University of Chicago", "George Washington University", "Chicago")):
+        render_answer(AnswerStep(text=text, backend="offline"), key=f"a{n}", gold=gold,
+                      scores=score_answer(text, gold, "factoid"))
     render_answer(AnswerStep(text="I don't know", refused=True, backend="offline"), key="idk")
+    render_answer(AnswerStep(text="Warsaw", confidence=0.91, backend="offline"), key="no-gold")
 
 
 def test_an_answer_that_misses_the_gold_answer_is_not_shown_as_a_success():
     at = AppTest.from_function(_answers).run()
-    assert [s.value for s in at.success] == ["Warsaw"]
-    assert [e.value for e in at.error] == ["Lyon"] and [w.value for w in at.warning] == ["I don't know"]
+    assert [s.value for s in at.success] == ["University of Chicago"]
+    assert [e.value for e in at.error] == ["George Washington University", "Chicago"]  # overlap is not EM
+    assert [w.value for w in at.warning] == ["I don't know"] and [i.value for i in at.info] == ["Warsaw"]
+    assert sum("no gold answer" in c.value for c in at.caption) == 2  # the refusal and Warsaw have no gold
+    assert any("✗ wrong" in m.value and "F1 0.50" in m.value for m in at.markdown)

@@ -39,7 +39,8 @@ def test_a_replayed_trace_opens_on_its_last_round_with_its_graph(at):
     assert not at.exception
     assert any(m.value == "##### Round 3" for m in at.markdown)
     assert len(at.get("iframe")) == 1
-    assert {s.value for s in at.success} == {"Node 3"}
+    assert {i.value for i in at.info} == {"Node 3"} and not at.success  # no gold answer: no tick
+    assert any("no gold answer" in c.value for c in at.caption)
 
 
 def test_prev_and_next_step_through_the_rounds(at):
@@ -60,3 +61,52 @@ def test_pack_questions_show_gold_answers_and_scores(at):
     at.text_area(key="explore.question").input("When was Grace Hopper born?")
     at.button(key="explore.run").click().run()
     assert any("gold: 1906" in m.value and "EM 1.00" in m.value for m in at.markdown)
+
+
+def test_a_new_trace_opens_on_its_last_round_whatever_the_previous_one_showed(at):
+    from dataclasses import replace
+
+    at.session_state["explore.trace"] = three_round_trace()
+    at.run()
+    at.button(key="explore.view.round.prev").click().run()
+    at.button(key="explore.view.round.prev").click().run()
+    assert any(m.value == "##### Round 1" for m in at.markdown)
+    at.session_state["explore.trace"] = replace(three_round_trace(), id="t4")  # same rounds, a new run
+    at.run()
+    assert any(m.value == "##### Round 3" for m in at.markdown)
+    assert at.select_slider(key="explore.view.round").value == 3  # the control agrees with the content
+
+
+def _answered(answer: str, question_id: str) -> Trace:
+    head = Trace(id=f"t-{answer}", question="When was Grace Hopper born?", method="vanilla", backend="offline",
+                 model="", pack="mini", question_id=question_id)
+    steps = (AnswerStep(iteration=1, text=answer, confidence=0.93, backend="offline"),)
+    return head.with_steps(steps, 1.0)
+
+
+def test_the_answer_card_ticks_only_an_exact_match_against_gold(at, mini_pack):
+    qid = next(q.id for q in mini_pack.questions if q.question == "When was Grace Hopper born?")
+    at.session_state["explore.trace"] = _answered("December 1906", qid)  # overlaps the gold, not EM
+    at.run()
+    assert [e.value for e in at.error] == ["December 1906"] and not at.success
+    assert any("✗ wrong" in m.value and "EM 0.00" in m.value and "F1 0.67" in m.value for m in at.markdown)
+    assert not any("confidence" in c.value for c in at.caption)  # uncalibrated: not shown
+    at.session_state["explore.trace"] = _answered("1906", qid)
+    at.run()
+    assert [s.value for s in at.success] == ["1906"]
+    assert any("✓ correct" in m.value and "EM 1.00" in m.value for m in at.markdown)
+
+
+def test_picking_an_example_fills_the_box_every_time_and_the_run_uses_the_box(at, mini_pack):
+    example = mini_pack.questions[0].question
+    at.run()
+    at.selectbox(key="explore.example").select(example).run()
+    assert at.text_area(key="explore.question").value == example
+    assert at.selectbox(key="explore.example").value is None  # cleared, so the same pick fires again
+    at.text_area(key="explore.question").input("something else").run()
+    at.selectbox(key="explore.example").select(example).run()
+    assert at.text_area(key="explore.question").value == example
+    at.button(key="explore.run").click().run()
+    trace = at.session_state["explore.trace"]
+    assert trace.question == example and trace.question_id == mini_pack.questions[0].id
+    assert at.text_area(key="explore.question").value == example
