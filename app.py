@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 import ui_state
 
-st.set_page_config(page_title="ragscope", page_icon=":material/troubleshoot:", layout="wide")
+# a local file: a material-icon favicon is fetched from a font CDN, and nothing may leave the machine
+st.set_page_config(page_title="ragscope", page_icon=str(Path(__file__).parent / "assets" / "favicon.png"), layout="wide")
 
 with st.sidebar:
     st.markdown("### ragscope")

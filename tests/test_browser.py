@@ -122,6 +122,21 @@ def test_a_deep_link_to_a_page_works_on_a_fresh_server(app, browser):
     page.close()
 
 
+def test_no_request_leaves_the_machine(app, browser):
+    """Favicon, fonts, graph scripts: every request the page makes goes to the app itself."""
+    url, _ = app
+    page = browser.new_page()
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    _ask(page, url, "Where was Paul Dirac born?", "RAS")
+    page.wait_for_timeout(2_000)
+    outside = [u for u in requested if not u.startswith((url, "data:", "blob:", "about:"))]
+    assert requested and outside == []
+    icon = page.locator("link[rel~='icon']").first.get_attribute("href") or ""
+    assert not icon.startswith("http") or icon.startswith(url)
+    page.close()
+
+
 @pytest.mark.parametrize("method", method_ids())
 def test_every_method_answers_a_demo_question_and_its_rounds_can_be_stepped(app, browser, method):
     from playwright.sync_api import expect
