@@ -7,6 +7,8 @@ shared by all browser sessions.
 
 from __future__ import annotations
 
+import json
+import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,10 @@ from typing import Any
 import streamlit as st
 
 from engine.graph.kg import KnowledgeGraph
+from engine.errors import RagscopeError
+from engine.evaluation.journal import Journal, JournalPlan, new_journal_id
 from engine.evaluation.runner import QuestionResult
+from engine.files import write_text_atomic
 from engine.knowledge.loader import load_pack
 from engine.knowledge.records import Pack, Question
 from engine.knowledge.summary import PackSummary, summarize_pack
@@ -28,6 +33,9 @@ EXPLORE_PAGE = "views/explore.py"
 _SELECTION = "app.selection"
 _BACKENDS = "app.backend_configs"
 _TRACE = "explore.trace"
+SECRET_OPTIONS = ("api_key",)  # never written to disk: after a restart a server that needs a key asks again
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -61,13 +69,36 @@ def selection() -> Selection:
 
 
 def backend_configs() -> dict[str, BackendConfig]:
-    """Offline always; hf/openai once configured on the Models page."""
-    configs = st.session_state.setdefault(_BACKENDS, {})
-    return {"offline": BackendConfig("offline", "offline (no language model)"), **configs}
+    """Offline always; hf/openai once configured on the Models page (kept across reloads, in a file)."""
+    if _BACKENDS not in st.session_state:
+        st.session_state[_BACKENDS] = _saved_backends()
+    return {"offline": BackendConfig("offline", "offline (no language model)"), **st.session_state[_BACKENDS]}
 
 
 def configure_backend(config: BackendConfig) -> None:
-    st.session_state.setdefault(_BACKENDS, {})[config.name] = config
+    backend_configs()
+    st.session_state[_BACKENDS][config.name] = config
+    _save_backends(st.session_state[_BACKENDS])
+
+
+def _saved_backends() -> dict[str, BackendConfig]:
+    path = settings().backends_file
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return {name: BackendConfig(name, str(entry["label"]),
+                                    tuple((str(k), str(v)) for k, v in entry["options"]))
+                for name, entry in raw.items() if name in ("hf", "openai")}
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # a damaged file costs the list only
+        log.warning("ignoring %s: %s", path, exc)
+        return {}
+
+
+def _save_backends(configs: dict[str, BackendConfig]) -> None:
+    kept = {name: {"label": c.label, "options": [[k, v] for k, v in c.options if k not in SECRET_OPTIONS]}
+            for name, c in configs.items()}
+    write_text_atomic(settings().backends_file, json.dumps(kept, ensure_ascii=False, indent=2), private=True)
 
 
 def show_trace(trace: Trace) -> None:
@@ -154,8 +185,10 @@ def pack_summary(path: str) -> PackSummary:
 
 
 def forget_backend(name: str) -> None:
-    """Stop offering a backend in this session's sidebar (e.g. after its model was unloaded)."""
-    st.session_state.setdefault(_BACKENDS, {}).pop(name, None)
+    """Stop offering a backend in the sidebar (e.g. after its model was unloaded), now and after a reload."""
+    backend_configs()
+    st.session_state[_BACKENDS].pop(name, None)
+    _save_backends(st.session_state[_BACKENDS])
 
 
 def release_workbenches() -> None:
@@ -202,6 +235,7 @@ class EvaluationJob:
 
     selection: Selection
     plan: tuple[tuple[Question, str], ...]  # (question, method id) in the order they are asked
+    journal_id: str = field(default_factory=new_journal_id)  # its folder on disk and its ?eval= link
     results: tuple[QuestionResult, ...] = ()
     traces: tuple[Trace, ...] = ()
     stopped: bool = False
@@ -221,7 +255,20 @@ class EvaluationJob:
 
 
 def evaluation() -> EvaluationJob | None:
-    return st.session_state.get(_EVALUATION)
+    """This session's evaluation; after a reload, the one its `?eval=` link names, read back from disk."""
+    job = st.session_state.get(_EVALUATION)
+    wanted = st.query_params.get("eval")
+    if wanted and (job is None or job.journal_id != wanted):
+        job = _load_evaluation(wanted)
+        st.session_state[_EVALUATION] = job
+    return job
+
+
+def start_evaluation(job: EvaluationJob) -> None:
+    """A new job: its plan is written first, so a reload finds it before its first answer."""
+    _journal(job).write_plan(_journal_plan(job))
+    st.session_state[_EVALUATION] = job
+    st.query_params["eval"] = job.journal_id
 
 
 def set_evaluation(job: EvaluationJob | None) -> None:
@@ -229,19 +276,47 @@ def set_evaluation(job: EvaluationJob | None) -> None:
 
 
 def record_evaluation(result: QuestionResult, trace: Trace) -> EvaluationJob:
-    """Add one finished question to the current job and return the updated job."""
+    """Add one finished question to the current job (and its journal) and return the updated job."""
     job = evaluation()
-    assert job is not None, "record_evaluation needs a job started with set_evaluation"
+    assert job is not None, "record_evaluation needs a job started with start_evaluation"
+    _journal(job).append(result, trace)
     job = replace(job, results=(*job.results, result), traces=(*job.traces, trace))
     set_evaluation(job)
     return job
 
 
 def stop_evaluation() -> None:
-    """The Stop button: the job keeps what it has and is not resumed."""
+    """The Stop button: the job keeps what it has and is not resumed, also after a reload."""
     job = evaluation()
     if job is not None:
-        set_evaluation(replace(job, stopped=True))
+        job = replace(job, stopped=True)
+        _journal(job).write_plan(_journal_plan(job))
+        set_evaluation(job)
+
+
+def _journal(job: EvaluationJob) -> Journal:
+    return Journal(settings().evaluations, job.journal_id)
+
+
+def _journal_plan(job: EvaluationJob) -> JournalPlan:
+    chosen = job.selection
+    return JournalPlan(chosen.pack_path, chosen.backend, chosen.options,
+                       tuple((q.id, m) for q, m in job.plan), job.stopped)
+
+
+def _load_evaluation(journal_id: str) -> EvaluationJob | None:
+    """The saved job, or None (with a notice) when the link names none or its pack has changed."""
+    try:
+        plan, results, traces = Journal(settings().evaluations, journal_id).read()
+        questions = pack(plan.pack_path).questions_by_id
+        steps = tuple((questions[qid], method) for qid, method in plan.steps)
+    except (RagscopeError, KeyError) as exc:
+        reason = f"question {exc} is no longer in the pack" if isinstance(exc, KeyError) else str(exc)
+        post_notice("evaluate", Notice("error", f"Could not reopen evaluation {journal_id}: {reason}"))
+        del st.query_params["eval"]
+        return None
+    selection = Selection(plan.pack_path, plan.backend, plan.options)
+    return EvaluationJob(selection, steps, journal_id, results, traces, stopped=plan.stopped)
 
 
 def pending_delete() -> str | None:

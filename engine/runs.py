@@ -82,6 +82,10 @@ class RunStore:
             raise RagscopeError(f"no saved run with id {run_id!r}")
         return Trace.from_json(row[0])
 
+    def has(self, run_id: str) -> bool:
+        with self._connect() as db:
+            return db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is not None
+
     def delete(self, run_id: str) -> bool:
         with self._connect() as db:
             return db.execute("DELETE FROM runs WHERE id = ?", (run_id,)).rowcount > 0

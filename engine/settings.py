@@ -31,6 +31,16 @@ class Settings:
     def runs_db(self) -> Path:
         return self.home / "runs.sqlite3"
 
+    @property
+    def evaluations(self) -> Path:
+        """One folder per evaluation started in the app (engine.evaluation.journal)."""
+        return self.home / "evaluations"
+
+    @property
+    def backends_file(self) -> Path:
+        """The model servers and local models set up on the Models page, kept across reloads."""
+        return self.home / "backends.json"
+
 
 def offline_environment() -> None:
     """Make every library we use stay off the network unless the user points a backend at a server."""

@@ -39,3 +39,33 @@ def test_an_empty_question_gets_a_clear_message(app):
     at = _ask(app, "   ")
     assert not at.exception
     assert any("empty" in e.value for e in at.error)
+
+
+def _configure_server() -> None:
+    import ui_state
+
+    ui_state.configure_backend(ui_state.BackendConfig(
+        "openai", "openai: llama3 @ 127.0.0.1", (("api_key", "sk-secret"), ("base_url", "http://127.0.0.1:9/v1"),
+                                                  ("model", "llama3"))))
+
+
+def _forget_server() -> None:
+    import ui_state
+
+    ui_state.forget_backend("openai")
+
+
+def test_a_configured_model_server_survives_a_reload_without_its_key(open_app, ragscope_home):
+    import stat
+
+    assert not AppTest.from_function(_configure_server).run().exception
+    try:
+        saved = ragscope_home / "backends.json"
+        assert "sk-secret" not in saved.read_text() and "127.0.0.1:9" in saved.read_text()
+        assert stat.S_IMODE(saved.stat().st_mode) == 0o600
+        reloaded = open_app()  # a new browser session
+        assert reloaded.selectbox(key="app.backend").options == ["offline (no language model)",
+                                                                 "openai: llama3 @ 127.0.0.1"]
+    finally:
+        AppTest.from_function(_forget_server).run()
+    assert open_app().selectbox(key="app.backend").options == ["offline (no language model)"]

@@ -37,7 +37,7 @@ def _count(n: int, noun: str) -> str:
 def _start(selection: ui_state.Selection, methods: list[str], questions: list[Question]) -> None:
     # Question-major order: a run stopped half-way has every method on the same questions.
     plan = tuple((q, m) for q in questions for m in methods)
-    ui_state.set_evaluation(ui_state.EvaluationJob(selection=selection, plan=plan))
+    ui_state.start_evaluation(ui_state.EvaluationJob(selection=selection, plan=plan))
 
 
 def _ask(bench: Workbench, question: Question, method: str) -> Trace:
@@ -132,7 +132,9 @@ def _results(job: ui_state.EvaluationJob) -> None:
     if not job.results:
         return
     chosen = job.selection
-    st.caption(f"{job.done} runs on pack `{chosen.pack_path.rsplit('/', 1)[-1]}` with backend `{chosen.backend}`.")
+    st.caption(f"{job.done} runs on pack `{chosen.pack_path.rsplit('/', 1)[-1]}` with backend `{chosen.backend}`. "
+               f"Kept on disk: reloading this page (its link ends in `?eval={job.journal_id}`) reopens it, "
+               "and an interrupted run goes on where it stopped.")
     _metrics(job)
     _questions(job)
 
@@ -141,6 +143,11 @@ st.header("Evaluate")
 st.caption(f"Methods × the questions of **{md_text(pack.info.title or pack.info.name)}**, each method with its "
            "default parameters.")
 job = ui_state.evaluation()
+if job is not None:
+    st.query_params["eval"] = job.journal_id  # the link reopens this evaluation after a reload
+notice = ui_state.pop_notice("evaluate")
+if notice is not None:
+    st.error(md_text(notice.text))
 running = job is not None and job.running
 if not pack.questions:
     st.info("This pack has no questions to evaluate on. Add a `questions.jsonl` to the pack, or import a "

@@ -36,6 +36,23 @@ def _stream(run) -> None:
     _finish(run)
 
 
+def _open_linked_run() -> None:
+    """`?run=<id>` opens that saved run: a reload keeps the run on screen, and a link shares it."""
+    wanted = st.query_params.get("run")
+    current = ui_state.current_trace()
+    if not wanted or (current is not None and current.id == wanted):
+        return
+    try:
+        ui_state.set_current_trace(ui_state.run_store().get(wanted))
+    except RagscopeError as exc:
+        st.warning(md_text(f"{exc}: it may have been deleted on the History page."))  # the id is from the URL
+        del st.query_params["run"]
+
+
+def _params_line(params: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items()) or "the method's defaults"
+
+
 def _finish(run) -> None:
     """Keep the trace, save it, and redraw: the page then shows it once, in the step-through view, with
     the question that ran in the box (a box edited while the run streamed would otherwise disagree)."""
@@ -47,6 +64,7 @@ def _finish(run) -> None:
 
 
 st.header(md_text(pack.info.title or pack.info.name))
+_open_linked_run()
 ids = method_ids()
 method = st.selectbox("Method", ids, index=ids.index("vanilla") if "vanilla" in ids else 0, key="explore.method",
                       format_func=lambda m: METHODS[m].label)  # the baseline first: others are compared with it
@@ -92,6 +110,11 @@ else:
     label = METHODS[trace.method].label if trace.method in METHODS else trace.method
     st.markdown(md_text(f"{label} · {trace.backend} · {trace.totals.latency_ms:.0f} ms · "
                         f"{trace.totals.llm_calls} LLM calls · question: {trace.question}"))
+    if ui_state.run_store().has(trace.id):  # saved: a reload or a shared link opens it
+        st.query_params["run"] = trace.id
+        st.caption(md_text(f"parameters: {_params_line(trace.params)} · link to this run: ?run={trace.id}"))
+    else:
+        st.caption(md_text(f"parameters: {_params_line(trace.params)} · a replayed trace, not saved"))
     gold, scores = grade_trace(trace, pack)
     render_trace(trace, key="explore.view", gold=gold, scores=scores)
     st.download_button("Download trace JSON", trace.to_json(indent=2), file_name=f"trace-{trace.id}.json",

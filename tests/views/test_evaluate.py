@@ -72,7 +72,8 @@ def test_filters_choose_the_questions_that_are_asked(evaluate):
 def test_a_stopped_run_keeps_and_shows_the_results_so_far(evaluated):
     job = evaluated.session_state[ui_state._EVALUATION]
     evaluated.session_state[ui_state._EVALUATION] = ui_state.EvaluationJob(
-        selection=job.selection, plan=job.plan, results=job.results[:3], traces=job.traces[:3], stopped=True)
+        selection=job.selection, plan=job.plan, journal_id=job.journal_id, results=job.results[:3],
+        traces=job.traces[:3], stopped=True)
     at = evaluated.run()
     assert any(f"Stopped after 3 of {job.total}" in w.value for w in at.warning)
     assert len(_table(at, "question_id")) == 3
@@ -82,7 +83,8 @@ def test_a_stopped_run_keeps_and_shows_the_results_so_far(evaluated):
 def test_an_interrupted_run_goes_on_from_where_it_was(evaluated):
     job = evaluated.session_state[ui_state._EVALUATION]
     evaluated.session_state[ui_state._EVALUATION] = ui_state.EvaluationJob(
-        selection=job.selection, plan=job.plan, results=job.results[:2], traces=job.traces[:2])
+        selection=job.selection, plan=job.plan, journal_id=job.journal_id, results=job.results[:2],
+        traces=job.traces[:2])
     at = evaluated.run()
     assert not at.exception
     resumed = at.session_state[ui_state._EVALUATION]
@@ -95,3 +97,25 @@ def test_selecting_a_row_opens_that_questions_trace_in_explore(evaluated):
     at = evaluated.run()
     opened = at.session_state[ui_state._TRACE]
     assert opened.id == job.traces[4].id and opened.question_id == job.results[4].question_id
+
+
+def test_a_reload_reopens_the_evaluation_from_its_link(evaluated, open_app):
+    job = evaluated.session_state[ui_state._EVALUATION]
+    assert evaluated.query_params["eval"] in (job.journal_id, [job.journal_id])
+    reloaded = open_app()  # a new browser session: nothing in session state
+    reloaded.query_params["eval"] = job.journal_id
+    at = reloaded.switch_page("views/evaluate.py").run()
+    assert not at.exception
+    again = at.session_state[ui_state._EVALUATION]
+    assert again.done == job.total and [t.id for t in again.traces] == [t.id for t in job.traces]
+    assert again.results == job.results
+    assert len(_table(at, "question_id")) == job.total
+
+
+def test_a_link_to_an_unknown_evaluation_says_so(open_app):
+    at = open_app()
+    at.query_params["eval"] = "0" * 32
+    at = at.switch_page("views/evaluate.py").run()
+    assert not at.exception
+    assert any("Could not reopen evaluation" in e.value for e in at.error)
+    assert "eval" not in at.query_params

@@ -110,3 +110,32 @@ def test_picking_an_example_fills_the_box_every_time_and_the_run_uses_the_box(at
     trace = at.session_state["explore.trace"]
     assert trace.question == example and trace.question_id == mini_pack.questions[0].id
     assert at.text_area(key="explore.question").value == example
+
+
+def test_a_run_is_reopened_by_its_link_after_a_reload_with_its_parameters(at, open_app):
+    at.run()
+    at.slider(key="explore.params.vanilla.k").set_value(3)
+    at.text_area(key="explore.question").input("When was Grace Hopper born?")
+    at.button(key="explore.run").click().run()
+    trace = at.session_state["explore.trace"]
+    assert at.query_params["run"] in (trace.id, [trace.id])
+    from components.safe import md_text
+
+    assert any(md_text("parameters: k=3, retriever=hybrid") in c.value and md_text(f"?run={trace.id}") in c.value
+               for c in at.caption)
+    reloaded = open_app()  # a new session, as after a reload
+    reloaded.query_params["run"] = trace.id
+    reloaded.run()
+    assert reloaded.session_state["explore.trace"].id == trace.id
+    assert [s.value for s in reloaded.success] == ["1906"]
+
+
+def test_a_link_to_a_deleted_run_says_so(open_app):
+    at = open_app()
+    from components.safe import md_text
+
+    at.query_params["run"] = "**bold** <b>x</b>"
+    at.run()
+    assert not at.exception
+    assert any(md_text("no saved run with id '**bold** <b>x</b>'") in w.value for w in at.warning)
+    assert "run" not in at.query_params

@@ -1,0 +1,98 @@
+"""An evaluation written to disk as it goes, so a reload, a crash or a new session loses at most the
+question in flight and can go on from where it stood.
+
+A journal is a folder: `plan.json` (what to ask, in order, and on what; rewritten atomically) and
+`results.jsonl` (one line per finished question: its scores and its trace, appended and synced). A
+line cut short by a kill is ignored on reading, so the question it held is asked again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from engine.errors import RagscopeError
+from engine.evaluation.runner import QuestionResult
+from engine.files import write_text_atomic
+from engine.trace import Trace
+
+_ID = re.compile(r"^[0-9a-f]{32}$")
+_RESULT_FIELDS = {f.name for f in fields(QuestionResult)}
+
+
+@dataclass(frozen=True)
+class JournalPlan:
+    """What an evaluation asks: (question id, method) pairs in order, on one pack with one backend."""
+
+    pack_path: str
+    backend: str
+    options: tuple[tuple[str, str], ...]  # without secrets: an API key is never written
+    steps: tuple[tuple[str, str], ...]
+    stopped: bool = False
+
+
+def new_journal_id() -> str:
+    return uuid.uuid4().hex
+
+
+class Journal:
+    """One evaluation's folder under `root`; ids are checked so a URL parameter can't name another path."""
+
+    def __init__(self, root: Path, journal_id: str):
+        if not _ID.match(journal_id):
+            raise RagscopeError(f"not an evaluation id: {journal_id!r}")
+        self.id = journal_id
+        self.folder = root / journal_id
+
+    def write_plan(self, plan: JournalPlan) -> None:
+        record = {**asdict(plan), "options": [list(o) for o in plan.options if o[0] != "api_key"],
+                  "steps": [list(s) for s in plan.steps]}
+        write_text_atomic(self.folder / "plan.json", json.dumps(record, ensure_ascii=False))
+
+    def append(self, result: QuestionResult, trace: Trace) -> None:
+        line = json.dumps({"result": asdict(result), "trace": trace.to_dict()}, ensure_ascii=False)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with open(self.folder / "results.jsonl", "a", encoding="utf-8") as out:
+            out.write(line + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+
+    def read(self) -> tuple[JournalPlan, tuple[QuestionResult, ...], tuple[Trace, ...]]:
+        """The plan and the finished questions; raises RagscopeError when there is no such journal."""
+        try:
+            raw = json.loads((self.folder / "plan.json").read_text(encoding="utf-8"))
+            plan = JournalPlan(raw["pack_path"], raw["backend"], tuple(tuple(o) for o in raw["options"]),
+                               tuple(tuple(s) for s in raw["steps"]), bool(raw.get("stopped", False)))
+        except FileNotFoundError:
+            raise RagscopeError(f"no saved evaluation with id {self.id!r}") from None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise RagscopeError(f"{self.folder / 'plan.json'}: unreadable evaluation plan ({exc})") from None
+        results, traces = [], []
+        for record in self._records():
+            try:
+                result = QuestionResult(**{k: v for k, v in record["result"].items() if k in _RESULT_FIELDS})
+                trace = Trace.from_dict(record["trace"])
+            except (TypeError, ValueError, KeyError, AttributeError):
+                continue  # not a line this code wrote: that question is asked again
+            results.append(result)
+            traces.append(trace)
+        return plan, tuple(results), tuple(traces)
+
+    def _records(self) -> list[dict[str, Any]]:
+        path = self.folder / "results.jsonl"
+        if not path.exists():
+            return []
+        records = []
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                record = json.loads(line)
+                if isinstance(record, dict) and "result" in record and "trace" in record:
+                    records.append(record)
+            except ValueError:
+                continue  # a line cut short by a kill: that question is asked again
+        return records
