@@ -57,7 +57,19 @@ class QueryGraph:
     threshold: float = EMBED_MERGE
     nodes: dict[str, str] = field(default_factory=dict)  # fold key → canonical name
     triples: list[GraphTriple] = field(default_factory=list)
-    _vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    _vectors: dict[str, np.ndarray] = field(default_factory=dict)  # node name → vector (merge targets)
+    _encoded: dict[str, np.ndarray] = field(default_factory=dict)  # every name seen → vector
+
+    def _vector(self, name: str) -> np.ndarray:
+        if name not in self._encoded:
+            self._encode_all([name])
+        return self._encoded[name]
+
+    def _encode_all(self, names: Sequence[str]) -> None:
+        """One encoder call for a round's names: one call per name cost ~0.1 s each on a busy CPU."""
+        missing = [n for n in dict.fromkeys(names) if n not in self._encoded]
+        if missing and self.encode is not None:
+            self._encoded.update(zip(missing, self.encode(missing)))
 
     def canonical(self, name: str) -> tuple[str, str]:
         """(canonical name, how it was found: new | case | alias | embedding)."""
@@ -69,7 +81,7 @@ class QueryGraph:
             existing = self.nodes.get(fold(pack))
             return (existing or pack), "alias"
         if self.encode is not None and self._vectors:
-            vec = self.encode([name])[0]
+            vec = self._vector(name)
             names = list(self._vectors)
             sims = np.stack([self._vectors[n] for n in names]) @ vec
             best = int(np.argmax(sims))
@@ -82,6 +94,8 @@ class QueryGraph:
         added: list[GraphTriple] = []
         merged: list[tuple[str, str, str]] = []
         present = {(t.head, t.relation.lower(), t.tail) for t in self.triples}
+        if self.encode is not None:
+            self._encode_all([n for t in triples for name in (t.head, t.tail) for n in (name, name.strip())])
         for t in triples:
             ends = []
             for name in (t.head, t.tail):
@@ -92,7 +106,7 @@ class QueryGraph:
                     self.nodes[fold(canon)] = canon
                     new_nodes.append(canon)
                     if self.encode is not None:
-                        self._vectors[canon] = self.encode([canon])[0]
+                        self._vectors[canon] = self._vector(canon)
                 self.nodes.setdefault(fold(name), canon)
                 ends.append(canon)
             key = (ends[0], t.relation.lower(), ends[1])

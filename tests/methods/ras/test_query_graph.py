@@ -29,3 +29,19 @@ def test_embedding_merge_uses_the_threshold():
     graph.add([GraphTriple("Pierre Curie", "worked in", "Paris", 1)])
     delta = graph.add([GraphTriple("P. Curie", "born in", "Paris", 2)])
     assert delta.new_triples[0].head == "Pierre Curie" and not delta.new_nodes
+
+
+def test_a_rounds_names_are_encoded_in_one_call_and_never_twice():
+    """One encoder call per name made a demo question's first RAS run take 5-20 s (issue 14)."""
+    calls: list[list[str]] = []
+
+    def encode(names):
+        calls.append(list(names))
+        return np.array([[1.0, float(len(n))] for n in names]) / np.sqrt(1 + np.array([[len(n) ** 2] for n in names]))
+
+    graph = QueryGraph(encode=encode, threshold=0.999)
+    graph.add([GraphTriple("Paul Dirac", "advisor", "Ralph Fowler", 1), GraphTriple("Ralph Fowler", "born in", "Roydon", 1),
+               GraphTriple("Paul Dirac", "born in", "Bristol", 1)])
+    assert len(calls) == 1 and sorted(calls[0]) == ["Bristol", "Paul Dirac", "Ralph Fowler", "Roydon"]
+    graph.add([GraphTriple("Ralph Fowler", "studied at", "Trinity College", 2)])
+    assert calls[1:] == [["Trinity College"]]  # only the new name, once
