@@ -33,6 +33,7 @@ EXPLORE_PAGE = "views/explore.py"
 _SELECTION = "app.selection"
 _BACKENDS = "app.backend_configs"
 _TRACE = "explore.trace"
+EXPLORE_METHOD = "explore.method"
 SECRET_OPTIONS = ("api_key",)  # never written to disk: after a restart a server that needs a key asks again
 
 log = logging.getLogger(__name__)
@@ -102,9 +103,16 @@ def _save_backends(configs: dict[str, BackendConfig]) -> None:
 
 
 def show_trace(trace: Trace) -> None:
-    """Open a saved or evaluated run in Explore, replayed without recomputing."""
+    """Open a saved or evaluated run in Explore, replayed without recomputing, with its method selected
+    (Explore's method box is not drawn on the calling page, so its value may be set here)."""
     st.session_state[_TRACE] = trace
+    st.session_state[EXPLORE_METHOD] = trace.method
     st.switch_page(EXPLORE_PAGE)
+
+
+def default_method(method: str) -> None:
+    """Explore's method box starts on `method` unless something (a user, show_trace) chose already."""
+    st.session_state.setdefault(EXPLORE_METHOD, method)
 
 
 def current_trace() -> Trace | None:

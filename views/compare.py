@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import plotly.graph_objects as go
 import streamlit as st
 
 import ui_state
-from components.answer import render_answer
+from components.answer import VERDICT_MARK, render_answer
+from components.params import param_inputs
 from components.safe import md_text
 from engine.errors import RagscopeError
-from engine.evaluation.compare import has_graph, trace_overlap
-from engine.evaluation.metrics import score_answer
+from engine.evaluation.compare import answer_evidence, has_graph, shared_evidence, trace_overlap
+from engine.evaluation.metrics import grade_trace, verdict
 from engine.knowledge.records import Pack
 from engine.methods.base import METHODS, method_ids
+from engine.params import param_specs
 from engine.runner import Run, Workbench
 from engine.trace import Trace
 
@@ -30,11 +35,21 @@ def _use_example() -> None:
     st.session_state["compare.question"] = st.session_state["compare.example"] or ""
 
 
-def _start_all(bench: Workbench, question: str, methods: list[str]) -> list[Run] | None:
+def _method_params(methods: list[str]) -> dict[str, dict[str, Any]]:
+    """One collapsed expander of parameter widgets per method, three to a row so sliders stay wide enough."""
+    chosen = {}
+    columns = st.columns(3)
+    for i, method in enumerate(methods):
+        with columns[i % 3], st.expander(f"{_label(method)} parameters"):
+            chosen[method] = param_inputs(param_specs(METHODS[method].Params), key=f"compare.params.{method}")
+    return chosen
+
+
+def _start_all(bench: Workbench, question: str, params: Mapping[str, dict[str, Any]]) -> list[Run] | None:
     """Start every run before executing any, so a bad question is reported once and costs nothing."""
     qid = next((q.id for q in bench.pack.questions if q.question == " ".join(question.split())), "")
     try:
-        return [bench.start(question, method, question_id=qid) for method in methods]
+        return [bench.start(question, method, chosen, question_id=qid) for method, chosen in params.items()]
     except RagscopeError as exc:
         st.error(str(exc))
         return None
@@ -57,22 +72,36 @@ def _execute(bench: Workbench, runs: list[Run]) -> tuple[Trace, ...]:
     return tuple(traces)
 
 
-def _grading(trace: Trace, known: Pack) -> tuple[tuple[str, ...], tuple[float, float] | None]:
-    """Gold answers and (EM, F1) when the question came from the pack the trace was asked on."""
-    question = known.questions_by_id.get(trace.question_id) if trace.pack == known.info.name else None
-    if question is None:
-        return (), None
-    if trace.answer is None:
-        return question.answers, None
-    graded = score_answer(trace.answer.text, question.answers, question.type, trace.answer.refused)
-    return question.answers, (graded.em, graded.f1)
-
-
 def _sources(trace: Trace, known: Pack) -> dict[str, tuple[str, str]]:
     if trace.answer is None or trace.pack != known.info.name:
         return {}
     docs = known.documents_by_id
     return {d: (docs[d].title, docs[d].text) for d in trace.answer.citations if d in docs}
+
+
+def _summary_row(trace: Trace, shared: int) -> dict[str, Any]:
+    answer = trace.answer
+    gold, scores = grade_trace(trace, pack)
+    judged = VERDICT_MARK[verdict(scores if gold else None, answer.refused)] if answer else "no answer"
+    return {"method": _label(trace.method), "answer": answer.text if answer else "", "correct?": judged,
+            "F1": scores.f1 if scores else None, "latency ms": trace.totals.latency_ms,
+            "LLM calls": trace.totals.llm_calls, "evidence": len(answer_evidence(trace)), "shared docs": shared}
+
+
+def _summary(traces: tuple[Trace, ...]) -> None:
+    """The verdicts and costs side by side first, so the details below are read knowing who got it right."""
+    rows = [_summary_row(t, shared) for t, shared in zip(traces, shared_evidence(traces))]
+    if all(row["F1"] is None for row in rows):  # a question of one's own: F1 against nothing means nothing
+        rows = [{k: v for k, v in row.items() if k != "F1"} for row in rows]
+    st.dataframe(rows, key="compare.summary", hide_index=True, width="stretch",
+                 column_config={"method": st.column_config.TextColumn(pinned=True),
+                                "answer": st.column_config.TextColumn(width="large"),
+                                "F1": st.column_config.NumberColumn(format="%.2f"),
+                                "latency ms": st.column_config.NumberColumn(format="%.0f"),
+                                "evidence": st.column_config.NumberColumn(
+                                    help="distinct documents the answer was read from"),
+                                "shared docs": st.column_config.NumberColumn(
+                                    help="of those, how many another method also answered from")})
 
 
 def _method_column(trace: Trace) -> None:
@@ -81,11 +110,13 @@ def _method_column(trace: Trace) -> None:
     if trace.answer is None:
         st.warning("This run ended without an answer; open it in Explore to see why.")
     else:
-        gold, scores = _grading(trace, pack)
+        gold, scores = grade_trace(trace, pack)
         render_answer(trace.answer, key=f"{key}.answer", sources=_sources(trace, pack), gold=gold, scores=scores)
     totals = trace.totals
     st.markdown(f"**{totals.latency_ms:,.0f} ms** latency · **{totals.llm_calls}** LLM calls · "
                 f"**{totals.tokens_in + totals.tokens_out:,}** tokens")
+    with st.expander("Parameters used"):
+        st.json(trace.params, expanded=True)
     if st.button("Open in Explore", key=f"{key}.open", icon=":material/explore:"):
         ui_state.show_trace(trace)
 
@@ -127,6 +158,7 @@ def _graphs(traces: tuple[Trace, ...]) -> None:
 
 def _results(traces: tuple[Trace, ...]) -> None:
     st.markdown(f"**Question:** {md_text(traces[0].question)}")
+    _summary(traces)
     for column, trace in zip(st.columns(len(traces)), traces):
         with column:
             _method_column(trace)
@@ -140,17 +172,18 @@ def _results(traces: tuple[Trace, ...]) -> None:
 
 st.header("Compare methods")
 st.caption(f"One question, several methods on **{md_text(pack.info.title or pack.info.name)}**, each with "
-           "its default parameters. Every run is saved to History.")
+           "the parameters set below. Every run is saved to History.")
 ids = method_ids()
 methods = st.multiselect("Methods", ids, default=list(ids[:MAX_METHODS]), max_selections=MAX_METHODS,
                          key="compare.methods", format_func=_label,
-                         help=f"Two to {MAX_METHODS} methods; each runs with its default parameters.")
+                         help=f"Two to {MAX_METHODS} methods; each runs with the parameters in its expander below.")
+params = _method_params(methods)
 st.selectbox("Example questions from the pack", [q.question for q in pack.questions], index=None,
              key="compare.example", on_change=_use_example, placeholder="Choose one, or type your own below")
 question = st.text_area("Question", key="compare.question", height=80,
                         placeholder="e.g. Where was the doctoral advisor of … born?")
 if st.button("Run", type="primary", key="compare.run", disabled=not methods):
-    runs = _start_all(workbench, question, methods)
+    runs = _start_all(workbench, question, params)
     if runs:
         ui_state.set_compare_traces(_execute(workbench, runs))
 if len(methods) == 1 and len(ids) > 1:

@@ -66,8 +66,8 @@ def _finish(run) -> None:
 st.header(md_text(pack.info.title or pack.info.name))
 _open_linked_run()
 ids = method_ids()
-method = st.selectbox("Method", ids, index=ids.index("vanilla") if "vanilla" in ids else 0, key="explore.method",
-                      format_func=lambda m: METHODS[m].label)  # the baseline first: others are compared with it
+ui_state.default_method("vanilla" if "vanilla" in ids else ids[0])  # the baseline: others are compared with it
+method = st.selectbox("Method", ids, key=ui_state.EXPLORE_METHOD, format_func=lambda m: METHODS[m].label)
 st.caption(f"{METHODS[method].description} — *{METHODS[method].paper}*")
 with st.expander("Parameters"):
     params = param_inputs(param_specs(METHODS[method].Params), key=f"explore.params.{method}")

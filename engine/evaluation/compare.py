@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -47,6 +48,19 @@ def overlap(docs_by_method: Mapping[str, Sequence[str]]) -> Overlap:
 def trace_overlap(traces: Sequence[Trace]) -> Overlap:
     """The overlap of traces of one question, labelled by method id (one trace per method)."""
     return overlap({trace.method: retrieved_docs(trace) for trace in traces})
+
+
+def answer_evidence(trace: Trace) -> set[str]:
+    """The documents a trace's answer was read from (none when it has no answer)."""
+    return set(trace.answer.evidence) if trace.answer else set()
+
+
+def shared_evidence(traces: Sequence[Trace]) -> tuple[int, ...]:
+    """Per trace, how many of its evidence documents at least one other trace also answered from
+    (one trace per method)."""
+    evidence = [answer_evidence(t) for t in traces]
+    traces_per_doc = Counter(doc for docs in evidence for doc in docs)
+    return tuple(sum(traces_per_doc[doc] > 1 for doc in docs) for docs in evidence)
 
 
 def has_graph(trace: Trace) -> bool:

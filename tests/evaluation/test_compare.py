@@ -93,3 +93,16 @@ def test_pick_questions_takes_each_chosen_type_in_turn_up_to_the_limit():
     assert [q.id for q in pick_questions(pool, ["factoid", "numeric"], 4)] == ["f1", "n1", "f2", "n2"]
     assert [q.id for q in pick_questions(pool, ["factoid", "numeric"], 10)] == ["f1", "n1", "f2", "n2", "f3"]
     assert pick_questions(pool, [], 5) == []
+
+
+def test_shared_evidence_counts_documents_another_trace_also_answered_from():
+    from engine.evaluation.compare import shared_evidence
+    from engine.trace import AnswerStep, Trace
+
+    def answered(method: str, *docs: str) -> Trace:
+        head = Trace(id=method, question="q", method=method, backend="offline", model="", pack="p")
+        return head.with_steps((AnswerStep(iteration=1, text="a", evidence=docs),), 1.0)
+
+    unanswered = Trace(id="x", question="q", method="x", backend="offline", model="", pack="p")
+    traces = [answered("a", "d1", "d2"), answered("b", "d2", "d3", "d2"), answered("c", "d4"), unanswered]
+    assert shared_evidence(traces) == (1, 1, 0, 0)
