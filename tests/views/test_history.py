@@ -86,6 +86,7 @@ def test_open_replays_the_selected_run_in_explore(saved):
     assert at.download_button(key="history.export_selected")
     at.button(key="history.open").click().run()
     assert at.session_state[ui_state._TRACE] == saved
+    assert at.session_state[ui_state.EXPLORE_METHOD] == saved.method
 
 
 def test_delete_asks_first_and_cancel_keeps_the_run(saved, store):
