@@ -7,9 +7,12 @@ from pathlib import Path
 import streamlit as st
 
 import ui_state
+from components.warmup import render_warmup
 
 # a local file: a material-icon favicon is fetched from a font CDN, and nothing may leave the machine
-st.set_page_config(page_title="ragscope", page_icon=str(Path(__file__).parent / "assets" / "favicon.png"), layout="wide")
+st.set_page_config(page_title="ragscope", page_icon=str(Path(__file__).parent / "assets" / "favicon.png"),
+                   layout="wide")
+
 
 with st.sidebar:
     st.markdown("### ragscope")
@@ -21,13 +24,16 @@ with st.sidebar:
     names = list(packs)
     wanted = st.query_params.get("pack", "demo")  # a shared link reproduces the view
     default = names.index(wanted) if wanted in names else names.index("demo") if "demo" in names else 0
-    pack_name = st.selectbox("Knowledge pack", names, index=default, key="app.pack")
+    if st.session_state.get(ui_state.PACK_CHOICE) not in names:  # a link, or a pack that went away
+        st.session_state[ui_state.PACK_CHOICE] = names[default]
+    pack_name = st.selectbox("Knowledge pack", names, key=ui_state.PACK_CHOICE)
     configs = ui_state.backend_configs()
     backend = st.selectbox("Model", list(configs), key="app.backend", format_func=lambda b: configs[b].label,
                            help="offline needs no model weights. Set up a local model or a server on the Models page.")
     st.query_params["pack"] = pack_name
     ui_state.select(ui_state.Selection(pack_path=str(packs[pack_name]), backend=backend,
                                        options=configs[backend].options))
+    render_warmup(ui_state.current_warmup())
 
 page = st.navigation({
     "Ask": [

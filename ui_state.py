@@ -27,6 +27,7 @@ from engine.runner import Workbench
 from engine.runs import RunStore
 from engine.settings import DEMO_PACK, Settings
 from engine.trace import Trace
+from engine.warmup import Warmup
 
 PACK_ROOTS = (DEMO_PACK.parent,)
 EXPLORE_PAGE = "views/explore.py"
@@ -151,6 +152,17 @@ def workbench(path: str, backend: str = "offline", options: tuple[tuple[str, str
     return Workbench(pack(path), settings(), backend=backend, backend_options=dict(options))
 
 
+@st.cache_resource(show_spinner=False)
+def warmup(path: str, backend: str = "offline", options: tuple[tuple[str, str], ...] = ()) -> Warmup:
+    """Started once per pack and backend when the app first shows it; every session reads its status."""
+    return Warmup(workbench(path, backend, options)).start()
+
+
+def current_warmup() -> Warmup:
+    chosen = selection()
+    return warmup(chosen.pack_path, chosen.backend, chosen.options)
+
+
 def current_workbench() -> Workbench:
     chosen = selection()
     return workbench(chosen.pack_path, chosen.backend, chosen.options)
@@ -200,8 +212,43 @@ def forget_backend(name: str) -> None:
 
 
 def release_workbenches() -> None:
-    """Drop every cached workbench so a model one of them holds can be freed; they rebuild on next use."""
+    """Drop every cached workbench (and its warm-up) so a model one of them holds can be freed; they rebuild
+    on next use."""
+    warmup.clear()
     workbench.clear()
+
+
+PACK_CHOICE = "app.pack"  # the sidebar's pack box
+
+
+def open_pack(name: str) -> None:
+    """Make pack `name` the sidebar's choice; only a callback may, as it runs before the sidebar's box is drawn."""
+    st.session_state[PACK_CHOICE] = name
+
+
+def forget_pack(path: str) -> None:
+    """Drop what the app cached from the pack at `path` after its files changed; it is read again on next use."""
+    pack.clear(path)
+    pack_summary.clear(path)
+    knowledge_graph.clear(path)
+    release_workbenches()  # each holds the pack it was built with
+
+
+_MINED = "knowledge.mined"
+
+
+def mined_rules(path: str) -> tuple[Any, ...] | None:
+    """Rules mined from the pack at `path` in this session, kept so Save still has them on the rerun its
+    click causes; None when none were mined for that pack."""
+    found = st.session_state.get(_MINED)
+    return found[1] if found is not None and found[0] == path else None
+
+
+def set_mined_rules(path: str, mined: tuple[Any, ...] | None) -> None:
+    if mined is None:
+        st.session_state.pop(_MINED, None)
+    else:
+        st.session_state[_MINED] = (path, mined)
 
 
 _NOTICE = "{page}.notice"

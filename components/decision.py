@@ -6,6 +6,7 @@ import re
 
 import streamlit as st
 
+from components.glossary import action_hint
 from components.safe import md_text
 from engine.trace import DecisionStep
 
@@ -39,4 +40,4 @@ def render_decision(step: DecisionStep, *, key: str) -> None:
     detail = f" · {md_text(step.detail)}" if step.detail else ""
     title = f" **{md_text(step.title)}**" if step.title and step.title.lower() != step.action.lower() else ""
     with st.container(key=f"{key}.decision"):
-        st.markdown(f"{badge}{title} {code_span(step.action)}{detail}")
+        st.markdown(f"{badge}{title} {code_span(step.action)}{detail}", help=action_hint(step.action))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from components.glossary import FEATURE_COLUMNS
 from components.safe import md_text
 from engine.trace import FeaturesStep, Scalar
 
@@ -40,6 +41,9 @@ def render_features(step: FeaturesStep, *, key: str) -> None:
     if not step.rows:
         st.caption("No feature rows in this step.")
         return
-    st.dataframe(feature_records(step), key=f"{key}.features", hide_index=True, width="stretch")
+    records = feature_records(step)
+    hints = {name: st.column_config.Column(name, help=FEATURE_COLUMNS[name])
+             for name in (records[0] if records else {}) if name in FEATURE_COLUMNS}
+    st.dataframe(records, key=f"{key}.features", hide_index=True, width="stretch", column_config=hints)
     if step.note:
         st.caption(md_text(step.note))

@@ -7,6 +7,7 @@ import re
 
 import streamlit as st
 
+from components.glossary import WHY
 from components.safe import highlight_terms, md_text
 from engine.trace import RetrievalStep
 
@@ -33,6 +34,7 @@ def render_retrieval(step: RetrievalStep, *, key: str) -> None:
         "score": st.column_config.NumberColumn("score", format="%.4f", help="the retriever's own score"),
         "relative": st.column_config.ProgressColumn("vs. best", min_value=0.0, max_value=1.0, format="%.2f",
                                                     help="score relative to the lowest and highest hit of this list"),
+        "why": st.column_config.TextColumn("why", help=WHY),
         "text": st.column_config.TextColumn("text", width="large"),
     })
     terms = query_terms(step.query)

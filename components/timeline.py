@@ -23,11 +23,18 @@ def _toggle_play(key: str, iterations: list[int]) -> None:
         st.session_state[key] = iterations[0]
 
 
-def pick_round(iterations: list[int], *, key: str, trace_id: str = "") -> tuple[int, bool]:
+def show_round(iteration: int, *, key: str, trace_id: str) -> None:
+    """Put a trace's timeline on `iteration` before it is drawn (a tour driving the rounds itself)."""
+    st.session_state[key] = iteration
+    st.session_state[f"{key}.trace"] = trace_id
+
+
+def pick_round(iterations: list[int], *, key: str, trace_id: str = "", playable: bool = True) -> tuple[int, bool]:
     """Returns (chosen iteration, playing). The choice lives in session state under `key`.
 
     A new trace (another `trace_id`) opens on its last round, the answer (first when playing), not
-    on whichever round the previous trace was showing.
+    on whichever round the previous trace was showing. `playable=False` leaves out Play (something
+    else, a tour, plays the rounds).
     """
     pending = st.session_state.pop(f"{key}.pending", None)
     if pending is not None:  # set by `advance` after the slider existed, applied before it exists again
@@ -43,8 +50,9 @@ def pick_round(iterations: list[int], *, key: str, trace_id: str = "") -> tuple[
                     on_click=_step, args=(key, iterations, -1))
     next_col.button("Next", key=f"{key}.next", disabled=position == len(iterations) - 1, width="stretch",
                     on_click=_step, args=(key, iterations, 1))
-    play_col.button("Pause" if playing else "Play", key=f"{key}.play", width="stretch",
-                    disabled=len(iterations) < 2, on_click=_toggle_play, args=(key, iterations))
+    if playable:
+        play_col.button("Pause" if playing else "Play", key=f"{key}.play", width="stretch",
+                        disabled=len(iterations) < 2, on_click=_toggle_play, args=(key, iterations))
     if len(iterations) > 1:
         slider_col.select_slider("Round", options=iterations, key=key, format_func=round_label)
     else:

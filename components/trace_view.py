@@ -11,7 +11,7 @@ from components.answer import render_answer
 from components.steps import render_step
 from components.timeline import advance, pick_round, round_label
 from engine.evaluation.metrics import AnswerScores
-from engine.trace import AnswerStep, AttentionStep, GraphDeltaStep, RetrievalStep, Step, Trace
+from engine.trace import AnswerStep, AttentionStep, RetrievalStep, Step, Trace
 
 PLAY_SECONDS = 1.5
 
@@ -30,12 +30,14 @@ def sources_of(trace: Trace) -> dict[str, tuple[str, str]]:
 
 
 def render_trace(trace: Trace, *, key: str, gold: Sequence[str] = (), scores: AnswerScores | None = None,
-                 captions: dict[str, str] | None = None) -> None:
-    """`captions` (kind → sentence) explains each step in plain words, for demos."""
-    iterations = sorted({s.iteration for s in trace.steps}) or [0]
-    chosen, playing = pick_round(iterations, key=f"{key}.round", trace_id=trace.id)
-    has_graph = any(isinstance(s, GraphDeltaStep) for s in trace.steps)
-    steps_col, graph_col = st.columns([3, 2]) if has_graph else (st.container(), None)
+                 captions: dict[str, str] | None = None, playable: bool = True) -> None:
+    """`captions` (kind → sentence) explains each step in plain words, for demos; `playable=False` when
+    the caller plays the rounds itself."""
+    iterations = rounds_of(trace)
+    chosen, playing = pick_round(iterations, key=f"{key}.round", trace_id=trace.id, playable=playable)
+    from components.graph import has_graph, render_graph  # pyvis and networkx only when a trace is shown
+
+    steps_col, graph_col = st.columns([3, 2]) if has_graph(trace.steps, chosen) else (st.container(), None)
     with steps_col:
         st.markdown(f"##### {round_label(chosen).capitalize()}")
         shown = [s for s in trace.steps if s.iteration == chosen and not isinstance(s, AnswerStep)]
@@ -52,8 +54,6 @@ def render_trace(trace: Trace, *, key: str, gold: Sequence[str] = (), scores: An
             _render_side_by_side(shown, compared, key=f"{key}.{trace.id}.{chosen}.side")
     if graph_col is not None:
         with graph_col:
-            from components.graph import render_graph
-
             render_graph(trace.steps, chosen, key=f"{key}.graph.{trace.id}")
     if trace.answer is not None:
         render_answer(trace.answer, key=f"{key}.answer", sources=sources_of(trace), gold=gold, scores=scores)
@@ -63,6 +63,11 @@ def render_trace(trace: Trace, *, key: str, gold: Sequence[str] = (), scores: An
         time.sleep(PLAY_SECONDS)
         advance(iterations, key=f"{key}.round")
         st.rerun()  # also at the end, so the button reads Play again
+
+
+def rounds_of(trace: Trace) -> list[int]:
+    """The iterations a trace's timeline steps through, in order."""
+    return sorted({s.iteration for s in trace.steps}) or [0]
 
 
 def _compared_groups(steps: Sequence[Step]) -> tuple[str, ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -16,8 +17,9 @@ def write_text_atomic(path: Path, text: str, *, private: bool = False) -> None:
             out.write(text)
             out.flush()
             os.fsync(out.fileno())
-        if private:
-            os.chmod(staging, 0o600)
+        # mkstemp makes the file 0600: keep the target's mode (or a file's usual 0644) unless private
+        mode = 0o600 if private else stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
+        os.chmod(staging, mode)
         os.replace(staging, path)
     except BaseException:
         Path(staging).unlink(missing_ok=True)

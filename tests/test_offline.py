@@ -53,10 +53,18 @@ def test_importing_the_engine_and_cli_does_not_import_torch(tmp_path):
 
 
 def test_starting_the_app_does_not_import_torch(tmp_path):
-    code = ("import sys\nfrom streamlit.testing.v1 import AppTest\n"
+    """The first page is drawn without torch, transformers or chromadb; only the background warm-up
+    thread (engine.warmup) may import them, while the page is already usable."""
+    code = ("import sys, threading\nfrom streamlit.testing.v1 import AppTest\n"
+            "importers = []\n"
+            "class Spy:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name in ('torch', 'transformers', 'chromadb'):\n"
+            "            importers.append((name, threading.current_thread().name))\n"
+            "sys.meta_path.insert(0, Spy())\n"
             "at = AppTest.from_file('app.py', default_timeout=60).run()\n"
             "assert not at.exception, at.exception\n"
-            "heavy = [m for m in ('torch', 'transformers', 'chromadb') if m in sys.modules]\n"
+            "heavy = [i for i in importers if i[1] != 'ragscope-warmup']\n"
             "print(heavy); sys.exit(1 if heavy else 0)")
     done = _python(code, home=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]

@@ -10,10 +10,11 @@ import streamlit as st
 
 import ui_state
 from components.answer import VERDICT_MARK, render_answer
+from components.graph import has_graph, render_graph
 from components.params import param_inputs
 from components.safe import md_text
 from engine.errors import RagscopeError
-from engine.evaluation.compare import answer_evidence, has_graph, shared_evidence, trace_overlap
+from engine.evaluation.compare import answer_evidence, shared_evidence, trace_overlap
 from engine.evaluation.metrics import grade_trace, verdict
 from engine.knowledge.records import Pack
 from engine.methods.base import METHODS, method_ids
@@ -137,16 +138,11 @@ def _overlap_chart(traces: tuple[Trace, ...]) -> None:
 
 def _draw_graph(trace: Trace) -> None:
     # Imported here: the graph component is built separately and this page must work without it.
-    try:
-        from components.graph import render_graph
-    except ImportError:
-        st.caption("The graph view is not available in this version of ragscope.")
-        return
     render_graph(trace.steps, trace.iterations, key=f"compare.{trace.method}.graph")
 
 
 def _graphs(traces: tuple[Trace, ...]) -> None:
-    with_graph = [t for t in traces if has_graph(t)]
+    with_graph = [t for t in traces if has_graph(t.steps, t.iterations)]  # a graph with nodes, not an empty box
     if not with_graph:
         st.caption("None of these methods built a query graph.")
         return

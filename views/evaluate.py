@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import ui_state
+from components.glossary import METRICS
 from components.safe import md_text
 from engine.errors import RagscopeError
 from engine.evaluation.compare import metric_rows, pick_questions, results_csv
@@ -89,8 +90,8 @@ def _metrics(job: ui_state.EvaluationJob) -> None:
     report = summarise(job.results)
     rows = metric_rows(report)
     st.subheader("Metrics")
-    st.caption("One row per method, overall and per question type (DESIGN §10). recall@k counts only questions "
-               "with supporting documents; evidence_len is the mean length of the evidence list.")
+    st.caption("One row per method, overall and per question type. recall@k counts only questions "
+               "with supporting documents; evidence_len is the mean length of the evidence list.", help=METRICS)
     st.dataframe(rows, key="evaluate.metrics", hide_index=True, width="stretch",
                  column_config={"method": st.column_config.TextColumn(pinned=True),
                                 "scope": st.column_config.TextColumn(pinned=True)})

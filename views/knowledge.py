@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import streamlit as st
 
@@ -11,11 +12,13 @@ from components.retrieval import query_terms
 from components.safe import highlight_terms, md_text
 from engine.errors import PackError, RagscopeError
 from engine.graph.neighbourhood import entity_choices, fact_rows, hub_entity, neighbourhood_step
-from engine.knowledge.records import Pack
+from engine.knowledge.records import Pack, Rule
 from engine.knowledge.summary import unloadable_pack
 from engine.knowledge.uploads import ALLOWED_SUFFIXES, MAX_UPLOAD_BYTES, MAX_UPLOAD_MB, Upload, build_pack_from_uploads
-from engine.rules.mining import MiningConfig, mine_rules, mined_rows
+from engine.rules.mining import MinedRule, MiningConfig, mine_rules, mined_pack_rules, mined_rows
 from engine.rules.overview import rule_rows, statistics_rows
+from engine.rules.store import SavedRules, is_bundled, save_rules, save_rules_as_copy
+from engine.rules.text import rule_text
 from engine.runner import Workbench
 from engine.trace import GraphDeltaStep
 
@@ -40,7 +43,7 @@ def overview(pack: Pack) -> None:
                  column_order=[c for c in rows[0] if c != "problem" or problems] if rows else None,
                  column_config={"question types": st.column_config.TextColumn(width="large"),
                                 "problem": st.column_config.TextColumn(width="large")})
-    st.subheader(pack.info.title or pack.info.name)
+    st.subheader(md_text(pack.info.title or pack.info.name))  # a pack's title is data, like its documents
     if pack.info.description:
         st.markdown(md_text(pack.info.description))
     st.caption(f"Pack {md_text(pack.info.name)} · license: {md_text(pack.info.license or 'not stated')}"
@@ -142,7 +145,7 @@ def rules(path: str, pack: Pack) -> None:
     if not pack.rules:
         st.info("This pack has no rules. Add a rules.jsonl ({\"id\",\"head\",\"body\":[…],\"confidence\","
                 "\"support\"}) to use the RuleRAG method with it, or mine them below.")
-        mining(pack)
+        mining(path, pack)
         return
     # Numbers before the long text column, so they stay in view on a laptop screen.
     st.dataframe(rule_rows(pack.rules), hide_index=True, width="stretch", key=f"{PAGE}.rules",
@@ -157,35 +160,92 @@ def rules(path: str, pack: Pack) -> None:
     if st.button("Recompute statistics", key=f"{PAGE}.recompute",
                  help="Count support and confidence again from this pack's triples"):
         recomputed(path, pack)
-    mining(pack)
+    mining(path, pack)
 
 
-def mining(pack: Pack) -> None:
+def mining(path: str, pack: Pack) -> None:
     with st.expander("Mine rules"):
         if not pack.triples:
             st.info("Rules are mined from the KG; this pack has no triples.tsv.")
             return
-        left, mid, right, last = st.columns(4)
-        min_support = left.number_input("min support", 1, 1000, 3, key=f"{PAGE}.mine_support")
-        min_confidence = mid.slider("min confidence", 0.0, 1.0, 0.3, 0.05, key=f"{PAGE}.mine_confidence")
-        min_coverage = right.slider("min head coverage", 0.0, 1.0, 0.0, 0.01, key=f"{PAGE}.mine_coverage")
-        max_rules = last.number_input("max rules", 1, 5000, 200, key=f"{PAGE}.mine_max")
-        temporal = st.checkbox("temporal: body facts must not postdate the head fact", key=f"{PAGE}.mine_temporal",
-                               value=pack.info.temporal)
-        if not st.button("Mine", key=f"{PAGE}.mine"):
+        config = mining_config(pack)
+        if st.button("Mine", key=f"{PAGE}.mine"):
+            bar = st.progress(0.0, text="Walking rule bodies…")
+            ui_state.set_mined_rules(path, mine_rules(pack.triples, config,
+                                                      progress=lambda done, total: bar.progress(done / total)))
+            st.session_state[f"{PAGE}.leave_out"] = []  # ids are per mining: m003 may now be another rule
+            bar.empty()
+        found = ui_state.mined_rules(path)
+        if found is None:
             st.caption("Closed-path rules with bodies of one or two relations (inverse edges as ~relation).")
             return
-        bar = st.progress(0.0, text="Walking rule bodies…")
-        config = MiningConfig(min_support=int(min_support), min_confidence=float(min_confidence),
-                              min_head_coverage=float(min_coverage), max_rules=int(max_rules), temporal=temporal)
-        mined = mine_rules(pack.triples, config, progress=lambda done, total: bar.progress(done / total))
-        bar.empty()
-        if not mined:
-            st.info("No rule passes these thresholds; lower them and mine again.")
-            return
-        st.success(f"{len(mined)} rules mined. `python -m engine mine-rules --pack …` writes them as rules.jsonl.")
-        rows = mined_rows(mined)
-        st.dataframe(rows, hide_index=True, width="stretch", key=f"{PAGE}.mined", height=table_height(len(rows)))
+        mined_table(path, found)
+
+
+def mining_config(pack: Pack) -> MiningConfig:
+    left, mid, right, last = st.columns(4)
+    min_support = left.number_input("min support", 1, 1000, 3, key=f"{PAGE}.mine_support")
+    min_confidence = mid.slider("min confidence", 0.0, 1.0, 0.3, 0.05, key=f"{PAGE}.mine_confidence")
+    min_coverage = right.slider("min head coverage", 0.0, 1.0, 0.0, 0.01, key=f"{PAGE}.mine_coverage")
+    max_rules = last.number_input("max rules", 1, 5000, 200, key=f"{PAGE}.mine_max")
+    temporal = st.checkbox("temporal: body facts must not postdate the head fact", key=f"{PAGE}.mine_temporal",
+                           value=pack.info.temporal)
+    return MiningConfig(min_support=int(min_support), min_confidence=float(min_confidence),
+                        min_head_coverage=float(min_coverage), max_rules=int(max_rules), temporal=temporal)
+
+
+def mined_table(path: str, mined: tuple[MinedRule, ...]) -> None:
+    if not mined:
+        st.info("No rule passes these thresholds; lower them and mine again.")
+        return
+    rows = mined_rows(mined)
+    st.success(f"{counted(len(mined), 'rule')} mined. Leave out any you do not want, then save the rest into the pack.")
+    st.dataframe(rows, hide_index=True, width="stretch", key=f"{PAGE}.mined_table", height=table_height(len(rows)))
+    save_mined(path, mined_pack_rules(mined))
+
+
+def save_mined(path: str, rules: tuple[Rule, ...]) -> None:
+    labels = {r.id: f"{r.id}: {rule_text(r.head, r.body)}" for r in rules}
+    left_out = st.multiselect("Leave out", list(labels), key=f"{PAGE}.leave_out", format_func=labels.__getitem__,
+                              help="Rules not to save; every other mined rule goes into the pack's rules.jsonl.")
+    kept = len(rules) - len(left_out)
+    bundled = is_bundled(path)
+    if bundled:
+        st.caption(f"This pack ships with ragscope and is not changed. The rules go into a copy of it under "
+                   f"{md_text(str(ui_state.settings().home / 'packs'))}, which becomes the current pack.")
+        st.text_input("Name of the copy", value=f"{Path(path).name}-mined", max_chars=64, key=f"{PAGE}.copy_name",
+                      help="Letters, digits, '-' and '_'; it becomes the new pack's folder name.")
+    st.button(f"Save {counted(kept, 'rule')} into {'a copy of ' if bundled else ''}the pack", key=f"{PAGE}.save_rules",
+              type="primary", disabled=not kept, on_click=save_clicked, args=(path, rules, bundled),
+              help="Rules the pack already has (same head and body) are skipped; a taken id gets a new one.")
+
+
+def save_clicked(path: str, rules: tuple[Rule, ...], bundled: bool) -> None:
+    """The Save button's callback: it runs before the sidebar is drawn, so a new copy can become the current pack."""
+    left_out = set(st.session_state[f"{PAGE}.leave_out"])
+    kept = [r for r in rules if r.id not in left_out]
+    name = st.session_state[f"{PAGE}.copy_name"].strip() if bundled else Path(path).name
+    try:
+        if bundled:
+            saved = save_rules_as_copy(path, ui_state.settings().home / "packs", name, ui_state.available_packs(), kept)
+        else:
+            saved = save_rules(path, kept)
+    except PackError as exc:  # every problem; the pack's rules.jsonl is as it was
+        ui_state.post_notice(PAGE, ui_state.Notice("error", problems_text("Nothing was saved", exc.problems)))
+        return
+    ui_state.set_mined_rules(path, None)  # saved: the rules table above now lists them
+    if bundled:
+        ui_state.open_pack(name)
+    else:
+        ui_state.forget_pack(path)
+    ui_state.post_notice(PAGE, ui_state.Notice("success", saved_text(name, saved)))
+
+
+def saved_text(name: str, saved: SavedRules) -> str:
+    text = f"Saved {counted(len(saved.added), 'rule')} into pack **{md_text(name)}** (rules.jsonl)."
+    if saved.duplicates:
+        text += f" Skipped {counted(len(saved.duplicates), 'rule')} it already had."
+    return text
 
 
 def recomputed(path: str, pack: Pack) -> None:
@@ -218,42 +278,46 @@ def build() -> None:
     st.markdown("Upload files to make a new pack. Text, Markdown, HTML and PDF become documents; "
                 "a .jsonl holds document records; .tsv/.csv rows `head, relation, tail[, time]` become triples.")
     with st.form(f"{PAGE}.build"):
-        name = st.text_input("Pack name", key=f"{PAGE}.build_name", max_chars=64, placeholder="my-notes",
-                             help="Letters, digits, '-' and '_'; it becomes the pack's folder name.")
-        files = st.file_uploader("Files", type=[s.lstrip(".") for s in ALLOWED_SUFFIXES], accept_multiple_files=True,
-                                 key=f"{PAGE}.uploads", max_upload_size=MAX_UPLOAD_MB,
-                                 help=f"Up to {MAX_UPLOAD_MB} MB per file.")
-        submitted = st.form_submit_button("Build", type="primary")
-    if submitted:
-        build_pack(name.strip(), [Upload(f.name, f.getvalue()) for f in files or []])
+        st.text_input("Pack name", key=f"{PAGE}.build_name", max_chars=64, placeholder="my-notes",
+                      help="Letters, digits, '-' and '_'; it becomes the pack's folder name.")
+        st.file_uploader("Files", type=[s.lstrip(".") for s in ALLOWED_SUFFIXES], accept_multiple_files=True,
+                         key=f"{PAGE}.uploads", max_upload_size=MAX_UPLOAD_MB,
+                         help=f"Up to {MAX_UPLOAD_MB} MB per file.")
+        st.form_submit_button("Build", type="primary", on_click=build_clicked)
 
 
-def build_pack(name: str, uploads: list[Upload]) -> None:
-    packs_dir = ui_state.settings().home / "packs"
+def build_clicked() -> None:
+    """The Build button's callback: it runs before the sidebar is drawn, so the new pack can become the current one."""
+    name = st.session_state[f"{PAGE}.build_name"].strip()
+    uploads = [Upload(f.name, f.getvalue()) for f in st.session_state[f"{PAGE}.uploads"] or []]
     bar = st.progress(0.0, text="Starting…")
     try:
-        target = build_pack_from_uploads(uploads, name, packs_dir, ui_state.available_packs(),
-                                         max_bytes=MAX_UPLOAD_BYTES,
+        target = build_pack_from_uploads(uploads, name, ui_state.settings().home / "packs",
+                                         ui_state.available_packs(), max_bytes=MAX_UPLOAD_BYTES,
                                          progress=lambda fraction, text: bar.progress(fraction, text=text))
     except PackError as exc:  # IngestError too: every problem, and nothing was written
-        bar.empty()
-        show_problems(exc.problems)
+        ui_state.post_notice(PAGE, ui_state.Notice("error", problems_text("Nothing was written", exc.problems)))
         return
+    finally:
+        bar.empty()
     pack = ui_state.pack(str(target))
-    ui_state.set_notice(PAGE, f"Pack **{md_text(name)}** is ready: {counted(len(pack.documents), 'document')}, "
-                              f"{counted(len(pack.triples), 'triple')}. Pick it under *Knowledge pack* in the sidebar.")
-    st.rerun()  # the sidebar lists packs when it is drawn; a rerun lets it list the new one
+    ui_state.open_pack(name)
+    st.session_state[f"{PAGE}.tab"] = "Overview"  # open it: its counts and description first
+    ui_state.post_notice(PAGE, ui_state.Notice("success", (
+        f"Pack **{md_text(name)}** is ready: {counted(len(pack.documents), 'document')}, "
+        f"{counted(len(pack.triples), 'triple')}. It is now the current pack.")))
 
 
 def counted(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def show_problems(problems: list[str]) -> None:
+def problems_text(outcome: str, problems: list[str]) -> str:
+    """Every problem as a Markdown list, capped so a broken upload cannot flood the page."""
     shown = [f"- {md_text(p)}" for p in problems[:MAX_PROBLEMS_SHOWN]]
     more = len(problems) - len(shown)
-    st.error("\n".join([f"Nothing was written — fix {'this problem' if len(problems) == 1 else 'these problems'} "
-                        "and build again:", "", *shown, *([f"- … and {more} more"] if more > 0 else [])]))
+    return "\n".join([f"{outcome} — fix {'this problem' if len(problems) == 1 else 'these problems'} and try again:",
+                      "", *shown, *([f"- … and {more} more"] if more > 0 else [])])
 
 
 # ---- Index ---------------------------------------------------------------------------------------
@@ -313,9 +377,9 @@ def main() -> None:
     workbench = ui_state.current_workbench()
     path = ui_state.selection().pack_path
     st.header("Knowledge")
-    notice = ui_state.take_notice(PAGE)
-    if notice:
-        st.success(notice)
+    notice = ui_state.pop_notice(PAGE)
+    if notice is not None:  # from a callback: a pack was built or rules were saved, or why not
+        (st.success if notice.level == "success" else st.error)(notice.text)
     tabs = st.tabs(TABS, key=f"{PAGE}.tab", on_change="rerun")
     # Lazy tabs: only the open one runs, so the index is not opened just to read the overview.
     sections: list[Callable[[], None]] = [

@@ -24,7 +24,7 @@ from engine.llm.hf import (
     loaded_hf_model,
     unload_hf_model,
 )
-from engine.llm.openai import OpenAIChatModel, check_connection
+from engine.llm.openai import OpenAIChatModel, check_connection, check_model
 
 PAGE = "models"
 QUANTIZATION_HELP = ("auto = 4-bit NF4 with double quantization on CUDA, full precision on the CPU; "
@@ -257,13 +257,17 @@ def check_server(base_url: str, model: str, api_key: str) -> None:
 
 
 def use_server(base_url: str, model: str, api_key: str) -> None:
+    """Accept a server only once it answers and offers the model; on any failure the previous one stays."""
     if not model:
         st.error("Give the model name (Check connection lists the ids the server offers).")
         return
     try:
         chat = OpenAIChatModel(base_url, model, api_key)  # validates the URL and settings, sends nothing
+        with st.spinner("Checking that the server answers and offers the model…"):
+            check_model(chat.base_url, model, api_key)
     except BackendError as exc:
-        st.error(md_text(str(exc)))  # may quote a path, URL or a server's words
+        kept = " The server set up before stays in use." if "openai" in ui_state.backend_configs() else ""
+        st.error(md_text(f"Not accepted: {exc}.{kept}"))  # may quote a path, URL or a server's words
         return
     options = {"base_url": chat.base_url, "model": model, "api_key": api_key}
     ui_state.configure_backend(ui_state.BackendConfig("openai", f"openai: {model}", ui_state.options_tuple(options)))

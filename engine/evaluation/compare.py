@@ -11,7 +11,7 @@ from typing import Any
 
 from engine.evaluation.runner import QuestionResult
 from engine.knowledge.records import Question
-from engine.trace import GraphDeltaStep, RetrievalStep, Trace
+from engine.trace import RetrievalStep, Trace
 
 OVERALL = "overall"
 
@@ -61,10 +61,6 @@ def shared_evidence(traces: Sequence[Trace]) -> tuple[int, ...]:
     evidence = [answer_evidence(t) for t in traces]
     traces_per_doc = Counter(doc for docs in evidence for doc in docs)
     return tuple(sum(traces_per_doc[doc] > 1 for doc in docs) for docs in evidence)
-
-
-def has_graph(trace: Trace) -> bool:
-    return any(isinstance(step, GraphDeltaStep) for step in trace.steps)
 
 
 def metric_rows(report: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -1,9 +1,10 @@
 """The `openai` backend: any OpenAI-compatible chat server (vLLM, Ollama, llama.cpp, TGI) over httpx.
 
 `OpenAICompatibleChat` is a LangChain chat model; `OpenAIChatModel` adapts it to our `ChatModel`
-protocol; `check_connection` backs the UI's "test connection" button. Every failure — server down,
-too slow, HTTP error, an answer that is not a chat completion — becomes a `BackendError` whose
-message names the URL and says what to do. No httpx or JSON exception escapes this module.
+protocol; `check_connection` backs the UI's "Check connection" button and `check_model` its "Use this
+server". Every failure — server down, too slow, HTTP error, an answer that is not a chat completion —
+becomes a `BackendError` whose message names the URL and says what to do. No httpx or JSON exception
+escapes this module.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ _START_HINT = "is the server running? (vLLM: `vllm serve MODEL`, Ollama: `ollama
 _MAX_BACKOFF_S = 8.0  # retries are for a server that is restarting, not for waiting out an outage
 _ERROR_BODY_CHARS = 300
 _EXCERPT_CHARS = 120
+_MODELS_NAMED = 10  # a server with hundreds of models must not turn an error into a wall of ids
 _STATUS_HINTS = {
     401: " — check the API key",
     403: " — check the API key",
@@ -500,6 +502,17 @@ def check_connection(base_url: str, api_key: str = "", timeout_s: float = 5) -> 
     if not isinstance(models, list) or not all(isinstance(m, dict) and isinstance(m.get("id"), str) for m in models):
         raise _nonsense(str(request.url), what, json.dumps(data, ensure_ascii=False))
     return [m["id"] for m in models]
+
+
+def check_model(base_url: str, model: str, api_key: str = "", timeout_s: float = 5) -> list[str]:
+    """`check_connection`, and the server must offer `model`: a server is accepted only once both hold."""
+    ids = check_connection(base_url, api_key, timeout_s)
+    if model not in ids:
+        more = len(ids) - _MODELS_NAMED
+        offered = ", ".join(ids[:_MODELS_NAMED]) + (f" and {more} more" if more > 0 else "")
+        raise BackendError(f"{normalise_base_url(base_url)} answers but does not offer model {model!r}; "
+                           f"it offers: {offered or 'no models'} — use one of these ids as the model name")
+    return ids
 
 
 @register_backend("openai")

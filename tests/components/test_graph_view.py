@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+from html.parser import HTMLParser
 
-from components.graph import GraphView, cap, graph_at, graph_html, legend, positions
+from components.graph import (FONT_PX, LABEL_CHARS, READABLE_PX, GraphView, cap, current_ids, graph_at, graph_html,
+                              has_graph, legend, node_rows, plain, positions, sandboxed)
 from engine.trace import DecisionStep, Edge, GraphDeltaStep, Node
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -160,7 +162,8 @@ def test_labels_and_titles_from_documents_appear_only_escaped():
     assert "<img" not in html.lower() and "onerror=alert(1)>" not in html
     assert "<script>alert(2)" not in html and "<a href" not in html
     (node, other) = _drawn_nodes(html)
-    assert node["label"] == "‹img src=x onerror=alert(1)›"
+    assert node["label"] == "‹img src=x onerror=aler…"
+    assert node["title"].startswith("‹img src=x onerror=alert(1)›\n")
     assert "<" not in node["title"] and "<" not in other["title"]
     (edge,) = _drawn_edges(html)
     assert "<" not in edge["label"] and "<" not in edge["title"] and ">" not in edge["title"]
@@ -178,3 +181,159 @@ def test_pruned_focus_and_new_elements_are_drawn_differently():
 def test_legend_names_every_round_shown():
     text = legend(graph_at(STEPS, 2))
     assert "set-up" in text and "round 1" in text and "round 2" in text and "pruned" in text
+
+
+# ---- issue 14: labels at 100 nodes, focus on the round, node table, no empty panel, sandbox ---------------
+
+
+def _hundred() -> tuple[GraphDeltaStep, ...]:
+    """70 nodes in round 1, 30 more in round 2; every third label is far longer than LABEL_CHARS."""
+    def label(i: int) -> str:
+        return f"entity {i} " + ("with a very long name from some document <b>" if i % 3 == 0 else "short")
+
+    nodes = tuple(Node(f"n{i}", label(i)) for i in range(100))
+    edges = tuple(Edge(f"n{i}", "rel", f"n{i // 3}") for i in range(1, 100))  # a tree
+    return (GraphDeltaStep(iteration=1, added_nodes=nodes[:70], added_edges=edges[:69]),
+            GraphDeltaStep(iteration=2, added_nodes=nodes[70:], added_edges=edges[69:], focus=("n5",)))
+
+
+def _frame_of(html: str) -> dict:
+    return json.loads(re.search(r"var frame = (\{.*?\});", html).group(1))
+
+
+def test_every_one_of_100_nodes_is_labelled_shortened_with_its_full_label_on_hover():
+    view = graph_at(_hundred(), 2)
+    html = graph_html(view)
+    drawn = {n["id"]: n for n in _drawn_nodes(html)}
+    assert len(drawn) == 100
+    for node in view.nodes:
+        full = plain(node.label)
+        label, title = drawn[node.id]["label"], drawn[node.id]["title"]
+        assert label == (full if len(full) <= LABEL_CHARS else full[:LABEL_CHARS - 1] + "…")
+        assert len(label) <= LABEL_CHARS and title.split("\n")[0] == full
+    assert sum(n["label"].endswith("…") for n in drawn.values()) == 34
+    # vis-network hides labels drawn under 4 px unless told not to (why RAS graphs showed none)
+    assert '"scaling": {"label": {"drawThreshold": 0}}' in html
+
+
+def test_the_camera_never_zooms_out_past_legible_labels():
+    html = graph_html(graph_at(_hundred(), 2))
+    least = float(re.search(r"Math\.max\(([0-9.]+), Math\.min\(", html).group(1))
+    assert all(n["font"]["size"] == FONT_PX for n in _drawn_nodes(html))
+    assert FONT_PX * least >= READABLE_PX - 0.01
+
+
+def test_the_round_is_its_new_and_focus_nodes_and_the_ends_of_its_new_edges():
+    assert current_ids(graph_at(STEPS, 1)) == {"b", "c"}  # c new and focus, b the other end of the new edge
+    assert current_ids(graph_at(STEPS, 2)) == {"c", "d"}
+    assert current_ids(graph_at(STEPS, 3)) == frozenset()
+
+
+def test_the_camera_frames_the_rounds_nodes_and_draws_the_older_ones_faded():
+    view = graph_at(_hundred(), 2)
+    html = graph_html(view)
+    drawn = {n["id"]: n for n in _drawn_nodes(html)}
+    now = current_ids(view)
+    assert {f"n{i}" for i in range(70, 100)} | {"n5"} <= now and len(now) < 100
+    assert all("opacity" not in drawn[i] for i in now)
+    assert all(drawn[i]["opacity"] < 1 and drawn[i]["font"]["color"] != drawn["n70"]["font"]["color"]
+               for i in drawn.keys() - now)
+    where = positions(view.skeleton)
+    xs, ys = [where[i][0] for i in now], [where[i][1] for i in now]
+    frame = _frame_of(html)
+    assert (frame["w"], frame["h"]) == (max(xs) - min(xs), max(ys) - min(ys))
+    assert (frame["cx"], frame["cy"]) == ((max(xs) + min(xs)) / 2, (max(ys) + min(ys)) / 2)
+    assert (frame["ax"], frame["ay"]) in {where[i] for i in now}  # centred on a node, never on empty space
+
+
+def test_a_round_that_changed_nothing_fades_nothing_and_frames_the_whole_graph():
+    view = graph_at(STEPS, 3)
+    html = graph_html(view)
+    assert not any("opacity" in n for n in _drawn_nodes(html))
+    xs = [positions(view.skeleton)[n.id][0] for n in view.nodes]
+    assert _frame_of(html)["w"] == max(xs) - min(xs)
+
+
+def test_separate_components_are_packed_close_instead_of_flung_apart():
+    star = tuple(Edge("hub", "r", f"s{i}") for i in range(30))
+    pairs = tuple(Edge(f"p{i}", "r", f"q{i}") for i in range(15))
+    where = positions(graph_at((GraphDeltaStep(iteration=1, added_edges=star + pairs),), 1).skeleton)
+    xs, ys = zip(*where.values())
+    area_per_node = (max(xs) - min(xs)) * (max(ys) - min(ys)) / len(where)
+    assert area_per_node < 4 * 90 ** 2  # about the square of the spacing, not a mostly empty box
+    assert len(set(where.values())) == len(where)
+
+
+def test_the_node_table_has_one_row_per_node_with_the_full_label_most_relevant_first():
+    view = graph_at(_hundred(), 2)
+    rows = node_rows(view)
+    assert len(rows) == 100 and {r["id"] for r in rows} == {n.id for n in view.nodes}
+    assert set(rows[0]) == {"node", "kind", "first seen", "degree", "status", "id"}
+    assert rows[0]["id"] == "n5" and rows[0]["status"] == "focus"
+    by_id = {r["id"]: r for r in rows}
+    assert by_id["n3"]["node"] == "entity 3 with a very long name from some document <b>"  # full, as text
+    assert by_id["n99"]["first seen"] == "round 2" and by_id["n1"]["first seen"] == "round 1"
+    assert by_id["n0"]["degree"] == sum(1 for e in view.edges if "n0" in (e.source, e.target))
+    assert [r["id"] for r in node_rows(graph_at(STEPS, 1))][0] == "c"
+
+
+def test_there_is_no_graph_before_the_first_node_nor_for_a_method_that_builds_none():
+    kg_stage = (DecisionStep(iteration=1, action="skip"),
+                GraphDeltaStep(iteration=5, added_nodes=(Node("x", "X"),), focus=("x",)))
+    assert not has_graph(kg_stage, 4) and has_graph(kg_stage, 5) and has_graph(kg_stage, 6)
+    assert not has_graph((DecisionStep(action="answer"),), 0)
+    assert not has_graph((GraphDeltaStep(iteration=5, title="KG: 0 facts about 0 entities"),), 5)
+
+
+class _Frames(HTMLParser):
+    """Every tag's attributes in the outer document; an iframe's srcdoc stays one (unparsed) attribute."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def test_the_graph_runs_in_an_iframe_sandboxed_without_same_origin():
+    page = graph_html(graph_at(STEPS, 2))
+    parser = _Frames()
+    parser.feed(sandboxed(page, height_px=500, title="graph <b>"))
+    frames = [attrs for tag, attrs in parser.tags if tag == "iframe"]
+    assert len(frames) == 1 and frames[0]["sandbox"].split() == ["allow-scripts"]
+    assert "allow-same-origin" not in frames[0]["sandbox"]
+    assert frames[0]["srcdoc"] == page and frames[0]["title"] == "graph <b>"
+    assert not any(tag == "script" for tag, _ in parser.tags)  # nothing runs with the app's origin
+    assert re.search(r"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';", page)
+
+
+def _panels() -> None:
+    """Run by AppTest: a round with a graph, one before the graph exists, and a method without one."""
+    import streamlit as st
+
+    from components.graph import render_graph
+    from engine.trace import DecisionStep, Edge, GraphDeltaStep, Node
+
+    steps = (DecisionStep(iteration=1, action="skip"),
+             GraphDeltaStep(iteration=5, added_nodes=(Node("x", "X"), Node("y", "Y")),
+                            added_edges=(Edge("x", "r", "y"),)))
+    st.session_state["drew"] = [render_graph(steps, 5, key="kg"), render_graph(steps, 1, key="early"),
+                                render_graph(steps[:1], 1, key="none")]
+
+
+def test_only_a_graph_with_nodes_draws_a_panel_and_its_iframe_is_sandboxed_without_same_origin():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_panels, default_timeout=60).run()
+    assert not at.exception
+    assert at.session_state["drew"] == [True, False, False]
+    (frame,) = at.get("iframe")
+    parser = _Frames()
+    parser.feed(frame.proto.srcdoc)
+    (inner,) = [attrs for tag, attrs in parser.tags if tag == "iframe"]
+    assert "allow-same-origin" not in inner["sandbox"] and "vis.Network(" in inner["srcdoc"]
+    (table,) = at.dataframe
+    assert sorted(table.value["id"]) == ["x", "y"]
+    captions = [c.value for c in at.caption]
+    assert "the graph has no nodes as of round 1" in captions and "this method builds no graph" in captions

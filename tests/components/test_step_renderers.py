@@ -156,7 +156,7 @@ def _big_graph() -> None:
     from components.graph import render_graph
     from engine.trace import Edge, GraphDeltaStep, Node
 
-    nodes = tuple(Node(f"n{i}", f"node {i}", score=i / 80) for i in range(80))
+    nodes = tuple(Node(f"n{i}", f"node {i}", score=i / 150) for i in range(150))
     render_graph((GraphDeltaStep(iteration=1, added_nodes=nodes,
                                  added_edges=tuple(Edge("n0", "r", n.id) for n in nodes[1:])),), 1, key="big")
 
@@ -164,11 +164,11 @@ def _big_graph() -> None:
 def test_a_large_graph_is_capped_until_show_all_is_switched_on():
     at = AppTest.from_function(_big_graph, default_timeout=60).run()
     assert not at.exception
-    assert at.toggle[0].label == "Show all 80 nodes" and at.toggle[0].key == "big.all"
-    assert any(c.value.startswith("60 of 80 nodes") for c in at.caption)
+    assert at.toggle[0].label == "Show all 150 nodes" and at.toggle[0].key == "big.all"
+    assert any(c.value.startswith("100 of 150 nodes") for c in at.caption)  # 100 stay readable (issue 14)
     at.toggle[0].set_value(True)
     at.run()
-    assert any(c.value.startswith("80 of 80 nodes") for c in at.caption)
+    assert any(c.value.startswith("150 of 150 nodes") for c in at.caption)
     assert len(at.get("iframe")) == 1
 
 
@@ -180,3 +180,26 @@ def test_crowded_heatmap_labels_stand_upright_and_hundreds_are_left_to_hover():
     few, many, token_view = (heatmap_figure(step(n)).layout.xaxis for n in (5, 21, 300))
     assert few.tickangle == -35 and many.tickangle == -90 and many.showticklabels
     assert not token_view.showticklabels and "hover" in token_view.title.text
+
+
+def _jargon() -> None:
+    from components.decision import render_decision
+    from components.features import render_features
+    from components.retrieval import render_retrieval
+    from engine.trace import DecisionStep, FeaturesStep, Hit, RetrievalStep
+
+    render_decision(DecisionStep(iteration=3, title="Depth cap reached", action="depth_cap"), key="d")
+    render_decision(DecisionStep(iteration=1, title="Planner: [SUBQ]", action="subq"), key="s")
+    render_retrieval(RetrievalStep(iteration=1, query="q", retriever="bm25",
+                                   hits=(Hit("d1", "d1#0", "T", "text", 1.0, 1, provenance="question"),)), key="r")
+    render_features(FeaturesStep(iteration=1, columns=("doc", "r", "γ", "ζ"), rows=(("d1", 0.5, 1.0, 0.4),)), key="f")
+
+
+def test_jargon_comes_with_a_plain_language_hint():
+    at = AppTest.from_function(_jargon).run()
+    assert not at.exception
+    hints = [m.help for m in at.markdown if m.help]
+    assert any("maximum depth" in h for h in hints) and any("new sub-question" in h for h in hints)
+    retrieval, features = at.dataframe
+    assert "matched the question itself" in retrieval.proto.columns  # the help travels in the column config
+    assert "precedent similarity" in features.proto.columns and "neighbour similarity" in features.proto.columns

@@ -7,23 +7,21 @@ import io
 
 import pytest
 
-from engine.evaluation.compare import (has_graph, metric_rows, overlap, pick_questions, results_csv, retrieved_docs,
+from engine.evaluation.compare import (metric_rows, overlap, pick_questions, results_csv, retrieved_docs,
                                        trace_overlap)
 from engine.evaluation.runner import QuestionResult, summarise
 from engine.knowledge.records import Question
-from engine.trace import AnswerStep, GraphDeltaStep, Hit, Node, RetrievalStep, Trace
+from engine.trace import AnswerStep, Hit, RetrievalStep, Trace
 
 
 def _hit(doc: str, rank: int) -> Hit:
     return Hit(doc_id=doc, chunk_id=f"{doc}#{rank}", title=doc, text="", score=1.0 / rank, rank=rank)
 
 
-def _trace(method: str, *rounds: tuple[str, ...], graph: bool = False) -> Trace:
+def _trace(method: str, *rounds: tuple[str, ...]) -> Trace:
     steps = [RetrievalStep(iteration=i, query="q", retriever="bm25", hits=tuple(_hit(d, r) for r, d in
                                                                                  enumerate(docs, 1)))
              for i, docs in enumerate(rounds, 1)]
-    if graph:
-        steps.append(GraphDeltaStep(iteration=1, added_nodes=(Node("a", "A"),)))
     steps.append(AnswerStep(text="x"))
     return Trace(id=method, question="q", method=method, backend="offline", model="", pack="p",
                  steps=tuple(steps))
@@ -52,11 +50,6 @@ def test_trace_overlap_labels_rows_by_method():
     result = trace_overlap([_trace("vanilla", ("d1", "d2")), _trace("rulerag", ("d2",), ("d3",))])
     assert result.methods == ("vanilla", "rulerag")
     assert result.share[0][1] == pytest.approx(1 / 3)
-
-
-def test_has_graph_needs_a_graph_delta_step():
-    assert has_graph(_trace("ras", ("d1",), graph=True))
-    assert not has_graph(_trace("vanilla", ("d1",)))
 
 
 def _result(method: str, qtype: str, acc: float) -> QuestionResult:

@@ -74,3 +74,16 @@ def test_the_written_folder_holds_only_the_files_the_pack_needs(tmp_path):
     pack = Pack(info=PackInfo(name="min"), documents=(Document(id="d", title="T", text="x"),))
     written = write_pack(pack, tmp_path / "min")
     assert sorted(p.name for p in Path(written).iterdir()) == ["documents.jsonl", "pack.json"]
+
+
+def test_a_copied_pack_takes_its_new_name_and_leaves_temp_files_behind(make_pack, tmp_path):
+    from engine.knowledge.writer import copy_pack_files
+
+    source = make_pack()
+    (source / ".rules.jsonl.0a1b.tmp").write_text("half a line", encoding="utf-8")
+    copy = tmp_path / "copy"
+    copy_pack_files(source, copy, "tiny-copy")
+    assert sorted(p.name for p in copy.iterdir()) == sorted(p.name for p in source.iterdir() if p.name[0] != ".")
+    copied, original = load_pack(copy), load_pack(source)
+    assert copied.info == replace(original.info, name="tiny-copy")
+    _same_content(replace(copied, info=original.info), original)

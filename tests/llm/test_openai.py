@@ -14,7 +14,13 @@ from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, Sys
 import engine.llm.openai as openai_backend
 from engine.errors import BackendError
 from engine.llm.chat import ChatModel, GenerationSettings, Message
-from engine.llm.openai import OpenAIChatModel, OpenAICompatibleChat, check_connection, normalise_base_url
+from engine.llm.openai import (
+    OpenAIChatModel,
+    OpenAICompatibleChat,
+    check_connection,
+    check_model,
+    normalise_base_url,
+)
 
 from fake_chat_server import MODEL, ChatServer, Reply, completion, sse
 
@@ -370,3 +376,32 @@ def test_check_connection_times_out_quickly(chat_server: ChatServer) -> None:
     with pytest.raises(BackendError, match=r"/v1/models did not answer within 0\.2 s"):
         check_connection(chat_server.url, timeout_s=0.2)
     assert time.perf_counter() - started < 0.45
+
+
+# ---------------------------------------------------------------- check_model
+
+
+def test_check_model_accepts_a_model_the_server_offers(chat_server: ChatServer) -> None:
+    chat_server.replies = [Reply(body={"object": "list", "data": [{"id": "qwen2.5-7b"}, {"id": "llama3"}]})]
+    assert check_model(chat_server.url, "llama3") == ["qwen2.5-7b", "llama3"]
+    assert [r["path"] for r in chat_server.requests] == ["/v1/models"]  # nothing is generated to check
+
+
+def test_check_model_names_the_models_the_server_offers_instead(chat_server: ChatServer) -> None:
+    chat_server.replies = [Reply(body={"data": [{"id": f"m{i}"} for i in range(12)]})]
+    with pytest.raises(BackendError) as caught:
+        check_model(chat_server.url, "llama-9000")
+    assert str(caught.value) == (f"{chat_server.url}/v1 answers but does not offer model 'llama-9000'; it offers: "
+                                 "m0, m1, m2, m3, m4, m5, m6, m7, m8, m9 and 2 more — use one of these ids as the "
+                                 "model name")
+
+
+def test_check_model_passes_on_an_http_error_with_its_status(chat_server: ChatServer) -> None:
+    chat_server.replies = [Reply(status=401, body={"error": {"message": "invalid api key"}})]
+    with pytest.raises(BackendError, match=r"/v1/models answered HTTP 401: invalid api key — check the API key"):
+        check_model(chat_server.url, "llama3", api_key="wrong")
+
+
+def test_check_model_reports_an_unreachable_server(closed_port_url: str) -> None:
+    with pytest.raises(BackendError, match=f"cannot reach {closed_port_url}/v1: connection refused"):
+        check_model(closed_port_url, "llama3")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -92,7 +93,7 @@ def _build(at: AppTest, name: str, *files: tuple[str, bytes, str]) -> AppTest:
     return at.run()
 
 
-def test_building_a_pack_from_an_uploaded_markdown_file_writes_a_loadable_pack(knowledge, ragscope_home):
+def test_building_a_pack_from_an_uploaded_markdown_file_writes_a_loadable_pack_and_opens_it(knowledge, ragscope_home):
     from engine.knowledge.loader import load_pack
 
     text = b"# Hedy Lamarr\n\nHedy Lamarr co-invented frequency hopping in 1941.\n"
@@ -102,12 +103,18 @@ def test_building_a_pack_from_an_uploaded_markdown_file_writes_a_loadable_pack(k
     assert any("uploaded-notes" in _plain(s.value) and "1 document," in s.value for s in at.success)
     pack = load_pack(ragscope_home / "packs" / "uploaded-notes")
     assert [d.title for d in pack.documents] == ["Hedy Lamarr"]
+    # the new pack is the sidebar's choice, shown on its overview
+    assert at.selectbox(key="app.pack").value == "uploaded-notes"
+    assert at.session_state["app.selection"].pack_path == str(ragscope_home / "packs" / "uploaded-notes")
+    assert at.session_state["knowledge.tab"] == "Overview"
+    assert at.subheader[0].value == "uploaded\\-notes"
 
 
 def test_a_bad_upload_lists_every_problem_and_writes_nothing(knowledge, ragscope_home):
     bad = b'{"id": "a", "title": "A"}\nnot json\n'
     at = _build(knowledge, "bad-upload", ("records.jsonl", bad, "application/json"))
     assert not at.exception
+    assert at.selectbox(key="app.pack").value == "mini"
     message = _plain(at.error[0].value)
     assert "Nothing was written" in message
     assert "records.jsonl:1:" in message and "records.jsonl:2:" in message
@@ -134,3 +141,98 @@ def test_the_index_tab_compares_pack_and_index_and_syncs(knowledge, mini_pack):
     assert not at.exception
     assert at.metric[1].value == str(chunks)
     assert any("in sync" in s.value or "as many chunks" in s.value for s in at.success)
+
+
+def _pack_copy(ragscope_home, name: str, **info: str) -> Path:
+    """A writable copy of the mini pack under the packs folder, with pack.json fields replaced by `info`."""
+    import json
+    import shutil
+
+    from paths import MINI_PACK
+
+    folder = ragscope_home / "packs" / name
+    shutil.copytree(MINI_PACK, folder)
+    pack_json = folder / "pack.json"
+    pack_json.write_text(json.dumps({**json.loads(pack_json.read_text(encoding="utf-8")), "name": name, **info}),
+                         encoding="utf-8")
+    return folder
+
+
+def _on_pack(at: AppTest, name: str) -> AppTest:
+    at = at.run()  # the sidebar lists a pack written since the last run
+    at.selectbox(key="app.pack").set_value(name)
+    return at.run()
+
+
+def test_a_pack_title_with_markdown_and_html_is_shown_as_text(knowledge, ragscope_home):
+    from components.safe import md_text
+
+    title = "**Bold** <img src=x onerror=alert(1)> [click](javascript:alert(1)) # not a heading"
+    _pack_copy(ragscope_home, "markup-title", title=title)
+    at = _on_pack(knowledge, "markup-title")
+    assert not at.exception
+    shown = at.subheader[0].value
+    assert shown == md_text(title)
+    assert shown.startswith(r"\*\*Bold\*\* &lt;img src=x onerror=alert\(1\)&gt; \[click\]")
+    assert _plain(shown) == title.replace("<", "&lt;").replace(">", "&gt;")  # what the reader sees, literally
+
+
+def _mine(at: AppTest, min_support: int, min_confidence: float) -> AppTest:
+    at = _open_tab(at, "Rules")
+    at.number_input(key="knowledge.mine_support").set_value(min_support)
+    at.slider(key="knowledge.mine_confidence").set_value(min_confidence)
+    at.button(key="knowledge.mine").click()
+    return at.run()
+
+
+def test_mined_rules_the_user_keeps_are_saved_into_the_pack(knowledge, ragscope_home):
+    from engine.knowledge.loader import load_pack
+
+    folder = _pack_copy(ragscope_home, "mini-rules")
+    at = _mine(_on_pack(knowledge, "mini-rules"), min_support=1, min_confidence=0.0)
+    assert not at.exception
+    mined = at.dataframe[-1].value.to_dict("records")
+    assert len(mined) == 9
+    at.multiselect(key="knowledge.leave_out").select("m002")
+    at = at.run()
+    save = at.button(key="knowledge.save_rules")
+    assert save.label == "Save 8 rules into the pack"
+    save.click()
+    at = at.run()
+    assert not at.exception and not at.error
+    # m006 is r1 again (citizen_of ⇐ born_in, located_in): skipped, not written twice
+    assert [s.value for s in at.success] == [
+        r"Saved 7 rules into pack **mini\-rules** (rules.jsonl). Skipped 1 rule it already had."]
+    ids = ["r1", "m001", "m003", "m004", "m005", "m007", "m008", "m009"]
+    assert [r.id for r in load_pack(folder).rules] == ids
+    assert at.dataframe[0].value["id"].tolist() == ids  # the page reads the pack again
+    bodies = [(r.head, r.body) for r in load_pack(folder).rules]
+    assert len(bodies) == len(set(bodies))
+
+
+def test_mined_rules_of_the_bundled_demo_pack_go_into_a_copy_that_becomes_the_current_pack(knowledge, ragscope_home):
+    from engine.knowledge.loader import load_pack
+    from paths import DEMO_PACK
+
+    demo_rules = (DEMO_PACK / "rules.jsonl").read_bytes()
+    at = _mine(_on_pack(knowledge, "demo"), min_support=5, min_confidence=0.6)
+    assert not at.exception
+    assert at.text_input(key="knowledge.copy_name").value == "demo-mined"
+    at.text_input(key="knowledge.copy_name").input("mini")  # taken: refused, nothing written
+    at.button(key="knowledge.save_rules").click()
+    at = at.run()
+    assert "a pack named 'mini' already exists" in _plain(at.error[0].value)
+    assert at.selectbox(key="app.pack").value == "demo"
+
+    at.text_input(key="knowledge.copy_name").input("demo-mined")
+    at.button(key="knowledge.save_rules").click()
+    at = at.run()
+    assert not at.exception and not at.error
+    copy = load_pack(ragscope_home / "packs" / "demo-mined")
+    original = load_pack(DEMO_PACK)
+    assert copy.rules[: len(original.rules)] == original.rules and len(copy.rules) > len(original.rules)
+    assert (DEMO_PACK / "rules.jsonl").read_bytes() == demo_rules
+    assert at.selectbox(key="app.pack").value == "demo-mined"
+    assert at.session_state["app.selection"].pack_path == str(ragscope_home / "packs" / "demo-mined")
+    added = len(copy.rules) - len(original.rules)
+    assert any(_plain(s.value).startswith(f"Saved {added} rules into pack **demo-mined**") for s in at.success)

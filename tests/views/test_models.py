@@ -15,13 +15,15 @@ MODEL_LIST = {"object": "list", "data": [{"id": "tiny-chat", "object": "model"},
 
 
 @pytest.fixture()
-def models(open_app, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppTest]:
+def models(open_app, settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppTest]:
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(name, raising=False)  # loopback traffic must never go through a proxy
+    settings.backends_file.unlink(missing_ok=True)  # servers set up are kept on disk: start each test with none
     yield open_app(PAGE, timeout=180)
     from engine.llm.hf import unload_hf_model
 
     unload_hf_model()  # one model per process: never leave it to the next test
+    settings.backends_file.unlink(missing_ok=True)
 
 
 def _plain(markdown: str) -> str:
@@ -142,3 +144,36 @@ def test_without_cuda_the_gpu_check_says_what_still_works(models):
     at = at.run()
     assert not at.exception
     assert any("No CUDA GPU" in i.value and "offline" in i.value for i in at.info)
+
+
+def test_use_this_server_refuses_a_closed_port_and_keeps_the_server_set_up_before(models):
+    with serving(Reply(body=MODEL_LIST)) as server:
+        at = _server_form(models, server.url, "tiny-chat", "Use this server")
+    assert _configs(at)["openai"].label == "openai: tiny-chat"
+    down = closed_port()
+    at = _server_form(at, down, "other", "Use this server")
+    assert not at.exception
+    message = _plain(at.error[0].value)
+    assert message.startswith(f"Not accepted: cannot reach {down}/v1: connection refused")
+    assert message.endswith("The server set up before stays in use.")
+    config = _configs(at)["openai"]
+    assert (config.label, dict(config.options)["base_url"]) == ("openai: tiny-chat", server.url + "/v1")
+
+
+def test_use_this_server_refuses_a_model_the_server_does_not_offer(models):
+    with serving(Reply(body=MODEL_LIST)) as server:
+        at = _server_form(models, server.url, "llama-9000", "Use this server")
+    assert not at.exception
+    assert _plain(at.error[0].value) == (f"Not accepted: {server.url}/v1 answers but does not offer model "
+                                         "'llama-9000'; it offers: tiny-chat, other — use one of these ids as the "
+                                         "model name.")
+    assert "openai" not in _configs(at)
+
+
+def test_use_this_server_refuses_a_server_that_answers_with_an_http_error(models):
+    with serving(Reply(status=401, body={"error": {"message": "invalid api key"}})) as server:
+        at = _server_form(models, server.url, "tiny-chat", "Use this server")
+        assert [r["path"] for r in server.requests] == ["/v1/models"]
+    assert not at.exception
+    assert "answered HTTP 401: invalid api key — check the API key" in _plain(at.error[0].value)
+    assert "openai" not in _configs(at)

@@ -1,0 +1,23 @@
+"""The background warm-up's status in the sidebar, redrawn every second until it is done."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from components.safe import md_text
+from engine.warmup import Warmup
+
+
+def _status_line(warmup: Warmup) -> None:
+    status = warmup.status
+    if status.error:
+        st.caption(f":material/error: Preparing failed ({md_text(status.error)}); the first question will retry.")
+    elif status.done:
+        st.caption(f":material/check_circle: Ready: index, tools and methods warmed in {status.elapsed_s:.0f} s.")
+    else:
+        st.caption(f":material/hourglass_top: Preparing in the background: {status.stage} "
+                   f"({status.elapsed_s:.0f} s). You can ask already; the first answer may wait for it.")
+
+
+def render_warmup(warmup: Warmup) -> None:
+    st.fragment(_status_line, run_every=None if warmup.status.done else 1.0)(warmup)
