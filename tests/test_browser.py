@@ -137,6 +137,25 @@ def test_no_request_leaves_the_machine(app, browser):
     page.close()
 
 
+def _expected(method: str, question: str) -> tuple[list[int], bool]:
+    """The rounds the method takes offline (deterministic) and whether its last round has a graph."""
+    from components.graph import has_graph
+    from components.trace_view import rounds_of
+    from engine.knowledge.loader import load_pack
+    from engine.runner import Workbench
+    from paths import DEMO_PACK
+
+    trace = Workbench(load_pack(DEMO_PACK)).ask(question, method)
+    rounds = rounds_of(trace)
+    return rounds, has_graph(trace.steps, rounds[-1])
+
+
+def _round_heading(iteration: int) -> str:
+    from components.timeline import round_label
+
+    return round_label(iteration).capitalize()
+
+
 @pytest.mark.parametrize("method", method_ids())
 def test_every_method_answers_a_demo_question_and_its_rounds_can_be_stepped(app, browser, method):
     from playwright.sync_api import expect
@@ -144,20 +163,51 @@ def test_every_method_answers_a_demo_question_and_its_rounds_can_be_stepped(app,
     from engine.methods.base import METHODS
 
     url, _ = app
+    question = "Who discovered the neutron?"
+    rounds, graph = _expected(method, question)
     page = browser.new_page()
-    _ask(page, url, "Who discovered the neutron?", METHODS[method].label)
+    _ask(page, url, question, METHODS[method].label)
     expect(page.get_by_text("no language model was involved", exact=False)).to_be_visible()
     prev, nxt = (page.get_by_role("button", name=n, exact=True) for n in ("Prev", "Next"))
-    expect(page.get_by_role("heading", name="Round", exact=False).first).to_be_visible()
-    if prev.is_enabled():  # multi-round methods: step back one round and forward again
+    heading = page.get_by_role("heading", level=5)
+    expect(heading.first).to_have_text(_round_heading(rounds[-1]))  # a new result opens on its answer
+    if len(rounds) > 1:
+        expect(prev).to_be_enabled()
         prev.click()
+        expect(heading.first).to_have_text(_round_heading(rounds[-2]))
         expect(nxt).to_be_enabled()
         nxt.click()
-    graph = page.frame_locator("iframe").locator("canvas")
-    if page.locator("iframe").count():
-        expect(graph.first).to_be_visible(timeout=20_000)
+        expect(heading.first).to_have_text(_round_heading(rounds[-1]))
+    else:
+        expect(prev).to_be_disabled()
+    canvas = page.frame_locator("iframe").frame_locator("iframe").locator("canvas")
+    if graph:
+        expect(canvas.first).to_be_visible(timeout=20_000)
+    else:
+        expect(page.locator("iframe")).to_have_count(0)  # no empty graph panel
     page.wait_for_timeout(2_000)  # let the last rerun settle, or the screenshot mixes two rounds
     page.screenshot(path=str(ARTIFACTS / f"explore_{method}.png"), full_page=True)
+    page.close()
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (1920, 1080)])
+def test_screens_at_laptop_and_desktop_sizes(app, browser, size):
+    """Screenshots for a human at the two sizes people present on; the RAS graph must be drawn."""
+    from playwright.sync_api import expect
+
+    url, _ = app
+    page = browser.new_page()
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    _ask(page, url, "Where was the doctoral advisor of Paul Dirac born?", "RAS")
+    expect(page.frame_locator("iframe").frame_locator("iframe").locator("canvas").first).to_be_visible(timeout=20_000)
+    page.wait_for_timeout(2_000)
+    page.screenshot(path=str(ARTIFACTS / f"explore_ras_{size[0]}x{size[1]}.png"))
+    page.get_by_test_id("stSidebar").get_by_role("link", name="Demo tour").click()
+    page.get_by_role("button", name="Start the tour").click()
+    expect(page.get_by_text("Stop 1 of", exact=False)).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
+    page.wait_for_timeout(1_000)
+    page.screenshot(path=str(ARTIFACTS / f"demo_tour_{size[0]}x{size[1]}.png"))
+    page.get_by_role("button", name="Pause").click()
     page.close()
 
 

@@ -111,7 +111,7 @@ if traces:
         st.session_state[_STOP] = st.session_state.pop(_NEXT_STOP)
     playing = st.session_state.get(_PLAYING, False)
     order = list(traces)
-    play_col, back_col, on_col, _ = st.columns([1, 1, 1, 5])
+    play_col, back_col, on_col, _ = st.columns([1, 1.4, 1.4, 4])
     play_col.button("Pause" if playing else "Play", key="demo.play", type="primary", width="stretch",
                     on_click=_toggle_play)
     back_col.button("Previous stop", key="demo.back", width="stretch", on_click=_step_stop, args=(traces, -1))
