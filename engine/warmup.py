@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -84,6 +85,9 @@ class Warmup:
         except _Cancelled:
             self._stage = "cancelled"
         except Exception as exc:  # a warm-up failure must not take the app down; the first question retries
+            if sys.is_finalizing() or "interpreter shutdown" in str(exc):  # exiting mid-load: not a failure
+                self._stage = "cancelled"
+                return
             log.exception("warm-up failed")
             self._stage, self._error = "failed", f"{type(exc).__name__}: {exc}"
         finally:

@@ -211,6 +211,26 @@ def test_screens_at_laptop_and_desktop_sizes(app, browser, size):
     page.close()
 
 
+def test_picking_an_example_and_running_at_once_runs_what_the_box_shows(app, browser):
+    """No waiting between the two clicks: the run and the box must agree on the question."""
+    from playwright.sync_api import expect
+
+    url, _ = app
+    page = browser.new_page()
+    page.goto(f"{url}/?pack=demo")
+    box = page.get_by_label("Question", exact=True)
+    expect(box).to_be_visible(timeout=30_000)
+    page.get_by_label("Example questions from the pack").click()
+    page.get_by_role("option").nth(2).click()
+    page.get_by_role("button", name="Run", exact=True).click()  # at once, before the page has redrawn
+    expect(page.get_by_role("heading", name="Answer")).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
+    page.wait_for_timeout(1_500)
+    asked = box.input_value()
+    assert asked.strip(), "an empty question must never run"
+    expect(page.get_by_text(f"question: {asked}", exact=False).first).to_be_visible()
+    page.close()
+
+
 def test_hostile_text_in_a_pack_is_shown_as_text_and_runs_nothing(app, browser):
     from playwright.sync_api import expect
 
