@@ -13,6 +13,11 @@ from paths import DEMO_PACK, MINI_PACK
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["ANONYMIZED_TELEMETRY"] = "False"
+# One torch/BLAS thread per process: the suite's models are tiny, and on a loaded machine the default
+# (a thread per core, spinning) slowed torch tests 20-40× (the R2AG training test: 5 s → 215 s).
+for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 @pytest.fixture(scope="session")
