@@ -3,21 +3,16 @@ terms highlighted (escaped first, so a document can never inject markup)."""
 
 from __future__ import annotations
 
-import re
-
 import streamlit as st
 
 from components.glossary import WHY
 from components.safe import highlight_terms, md_text
+from engine.text import content_words
 from engine.trace import RetrievalStep
-
-_WORD = re.compile(r"\w+")
-_STOP = frozenset("the a an of in on at to for from by with and or is was were who what when where which how "
-                  "did does do".split())
 
 
 def query_terms(query: str) -> list[str]:
-    return [w for w in _WORD.findall(query) if w.lower() not in _STOP]
+    return content_words(query)
 
 
 def render_retrieval(step: RetrievalStep, *, key: str) -> None:

@@ -32,6 +32,11 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in WORD.findall(text)]
 
 
+def alpha_words(text: str) -> list[str]:
+    """Word tokens that start with a letter, case kept: names and phrases, without numbers."""
+    return [w for w in WORD.findall(text) if w[0].isalpha()]
+
+
 def content_words(text: str) -> list[str]:
     """Lower-cased words without stopwords: what lexical matching should compare."""
     return [w for w in words(text) if w not in STOPWORDS]

@@ -42,3 +42,9 @@ def test_name_pattern_matches_whole_names_longest_first_ignoring_case():
 def test_name_pattern_escapes_regex_characters():
     pattern = name_pattern(["C++ (language)"])
     assert pattern is not None and pattern.search("I write C++ (language) daily")
+
+
+def test_alpha_words_keep_case_and_accents_and_drop_numbers():
+    from engine.text import alpha_words
+
+    assert alpha_words("Écully and Łódź, 1905 or B2-unit's") == ["Écully", "and", "Łódź", "or", "B2-unit"]

@@ -29,7 +29,7 @@ from engine.graph.kg import KnowledgeGraph
 from engine.graph.linking import ALIAS_SCORE, EntityLink
 from engine.knowledge.records import Document, Rule
 from engine.retrieval.embedder import Embedder
-from engine.text import STOPWORDS
+from engine.text import STOPWORDS, alpha_words
 from engine.tools.offline_reader.sentences import content_stems, word_stem
 
 MIN_FACTS = 5  # a subject the KG barely knows proves nothing by a missing fact
@@ -41,7 +41,6 @@ ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "2nd": 2, "3rd": 3
 GENDERED = {"son": "m", "daughter": "f", "wife": "f", "husband": "m", "brother": "m", "sister": "f",
             "father": "m", "mother": "f", "nephew": "m", "niece": "f", "uncle": "m", "aunt": "f"}
 _AUX = re.compile(rf"\b(?:{'|'.join(AUXILIARIES)})\s+(?:the\s+)?", re.IGNORECASE)
-_WORD = re.compile(r"[A-Za-z][\w-]*")
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 _LITERAL = re.compile(r"[\d\s.,:/-]+")
 _LOCATED = "located_in"  # the place check needs a containment relation; a pack without it skips the check
@@ -88,7 +87,7 @@ def verb_after(text: str, links: Sequence[EntityLink]) -> str:
     """The first content word of `text` that is not part of a linked name ('and T discover' → 'discover')."""
     for link in links:
         text = re.sub(re.escape(link.mention), " ", text, flags=re.IGNORECASE) if link.mention else text
-    return next((w for w in _WORD.findall(text) if w.lower() not in STOPWORDS), "")
+    return next((w for w in alpha_words(text) if w.lower() not in STOPWORDS), "")
 
 
 class PremiseChecker:
@@ -138,7 +137,7 @@ class PremiseChecker:
     # ---- the checks ------------------------------------------------------------------------------------
 
     def _ordinal(self, subject: Subject, after: str, objects: Sequence[EntityLink]) -> PremiseCheck | None:
-        words = [w.lower() for w in _WORD.findall(after)]
+        words = [w.lower() for w in alpha_words(after)]
         k = next((ORDINALS[w] for w in words if w in ORDINALS), 0)
         if not k or not objects:
             return None
@@ -176,7 +175,7 @@ class PremiseChecker:
         return self._typed(question, subject, relation, links)
 
     def _possessed(self, subject: Subject, after: str) -> PremiseCheck | None:
-        words = [w for w in _WORD.findall(after)[:3] if w.lower() not in STOPWORDS and w.lower() not in ORDINALS]
+        words = [w for w in alpha_words(after)[:3] if w.lower() not in STOPWORDS and w.lower() not in ORDINALS]
         noun = words[0].lower() if words else ""
         relation = self.relation_for(noun)
         if not relation:

@@ -23,7 +23,7 @@ from engine.methods.ras.query_graph import fold
 from engine.knowledge.records import Triple
 from engine.retrieval.embedder import Embedder
 from engine.methods.ras.base import MAX_TRIPLES_PER_CHUNK, Extraction, Extractor
-from engine.text import name_pattern, split_sentences
+from engine.text import alpha_words, name_pattern, split_sentences
 from engine.trace import Hit
 
 REL_THRESHOLD = 0.5
@@ -31,9 +31,9 @@ MAX_PHRASE_WORDS = 3
 YEAR = re.compile(r"(?<!\d)(1[0-9]{3}|20[0-9]{2})(?!\d)")
 _PRONOUN = re.compile(r"\b(he|she|it|they|his|her|its|their)\b", re.IGNORECASE)
 _LIST_GAP = re.compile(r"^\W*(?:,|and|or|,\s*and|,\s*or)?\W*$", re.IGNORECASE)
+# pronouns, relative words and copulas; prepositions stay: they carry the relation ("moved to")
 _STOP = frozenset("the a an who which that then also later he she it they his her its their where when "
                   "was is were are been be being has have had and".split())
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 _CLAUSE = re.compile(r"[,;()]|\b(?:who|whom|whose|which|that)\b", re.IGNORECASE)
 
 
@@ -132,7 +132,7 @@ def _sentence_mentions(sentence: str, mentions: _Mentions, referent: str | None)
 
 def _clean(phrase: str) -> str:
     """The relation phrase: the last clause of the gap ('chemist who later moved to' → 'moved to')."""
-    clauses = [c for c in _CLAUSE.split(phrase) if _WORD.search(c or "")]
-    words = [w.lower() for w in _WORD.findall(clauses[-1] if clauses else "")]
+    clauses = [c for c in _CLAUSE.split(phrase) if alpha_words(c or "")]
+    words = [w.lower() for w in alpha_words(clauses[-1] if clauses else "")]
     words = [w for w in words if w not in _STOP]
     return " ".join(words[-MAX_PHRASE_WORDS:])
