@@ -130,13 +130,20 @@ def settings() -> Settings:
 
 
 def available_packs() -> dict[str, Path]:
-    """Pack folders under the bundled packs folder and ~/.ragscope/packs, by folder name."""
-    roots = (*PACK_ROOTS, settings().home / "packs")
+    """Pack folders under the bundled packs folder and ~/.ragscope/packs, by folder name.
+
+    Hidden folders are never listed: `.NAME.…` is the temp folder of a pack write, truncated if its
+    writer was killed; those whose writer is gone are swept whenever the list is read (issue 15).
+    """
+    from engine.knowledge.writer import sweep_staging
+
+    user_packs = settings().home / "packs"
+    sweep_staging(user_packs)
     found = {}
-    for root in roots:
+    for root in (*PACK_ROOTS, user_packs):
         if root.is_dir():
             for folder in sorted(root.iterdir()):
-                if (folder / "documents.jsonl").is_file():
+                if not folder.name.startswith(".") and (folder / "documents.jsonl").is_file():
                     found.setdefault(folder.name, folder)
     return found
 

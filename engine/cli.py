@@ -6,25 +6,48 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from contextlib import nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from engine.errors import RagscopeError
+from engine.codec import SURROGATE
+from engine.knowledge.loader import load_pack
+from engine.errors import PackError, RagscopeError
+
+if TYPE_CHECKING:
+    from engine.knowledge.records import Pack, Question
+    from engine.runner import Workbench
 
 USAGE_ERROR = 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = _parser()
-    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
+        _check_utf8(argv)
+        args = parser.parse_args(argv)
         return args.handler(args)
-    except RagscopeError as exc:
+    except (RagscopeError, OSError) as exc:  # OSError: a full disk, a name too long — the path and why, no traceback
         print(f"error: {exc}", file=sys.stderr)
         return USAGE_ERROR
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _check_utf8(argv: Sequence[str]) -> None:
+    """Undecodable argument bytes arrive as lone surrogates (PEP 383) and crash whatever prints or
+    stores them later; refuse them here, where the user can still see which argument is at fault."""
+    for position, arg in enumerate(argv, start=1):
+        bad = SURROGATE.search(arg)
+        if bad:
+            code = ord(bad.group())
+            what = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"lone surrogate U+{code:04X}"
+            shown = arg.encode("utf-8", "backslashreplace").decode("utf-8")
+            raise RagscopeError(f"argument {position} '{shown[:80]}' is not valid UTF-8 text: {what} at "
+                                f"character {bad.start() + 1}; retype it, or rename the file to a UTF-8 name")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -112,8 +135,7 @@ def _pack_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--api-key", default="", help="openai: key, if the server wants one")
 
 
-def _workbench(args: argparse.Namespace):
-    from engine.knowledge.loader import load_pack
+def _workbench(args: argparse.Namespace) -> Workbench:
     from engine.runner import Workbench
 
     options = {"model": args.model, "quantization": args.quantization, "device": args.device,
@@ -132,7 +154,9 @@ def _params(pairs: list[str]) -> dict[str, str]:
 
 
 def _ask(args: argparse.Namespace) -> int:
+    """A run that failed (untrained retriever, unusable checkpoint…) still prints its steps, then exits 2."""
     from engine.textview import format_step
+    from engine.trace import ErrorStep
 
     workbench = _workbench(args)
     run = workbench.start(args.question, args.method, _params(args.param))
@@ -141,6 +165,10 @@ def _ask(args: argparse.Namespace) -> int:
             print(format_step(step), flush=True)
     if args.json:
         print(run.trace.to_json(indent=2))
+    fatal = [s for s in run.trace.steps if isinstance(s, ErrorStep) and not s.recoverable]
+    if fatal:
+        print(f"error: the run failed: {fatal[0].message}", file=sys.stderr)
+        return USAGE_ERROR
     return 0
 
 
@@ -149,32 +177,54 @@ def _eval(args: argparse.Namespace) -> int:
 
     from engine.evaluation.report import format_tables
     from engine.evaluation.runner import evaluate, summarise, write_report
-    from engine.methods.base import get_method
+    from engine.knowledge.writer import staged
 
+    methods = _eval_methods(args.method)
+    if args.limit < 0:
+        raise RagscopeError(f"--limit {args.limit}: give a number of questions, or 0 for all")
+    if args.judge and args.backend == "offline":
+        raise RagscopeError("--judge needs a language model: use --backend hf or openai")
     workbench = _workbench(args)
-    methods = [m.strip() for m in args.method.split(",") if m.strip()]
-    questions = list(workbench.pack.questions)
+    questions = _eval_questions(args, workbench.pack)
+    # Claim --out before the first question (a taken or unwritable folder fails now, not after an
+    # hour of evaluation); the report appears there in one rename, or not at all (issue 15).
+    with staged(args.out) if args.out else nullcontext() as folder:
+        workbench.retrieval.ensure_index()
+        with tqdm(total=len(methods) * len(questions), unit="q", file=sys.stderr) as bar:
+            results, traces = evaluate(workbench, methods, questions,
+                                       progress=lambda method, q, t: (bar.set_postfix_str(method), bar.update()))
+        if args.judge:
+            results = _judged(workbench, results)
+        report = write_report(folder, results, traces) if folder else summarise(results)
+    print(format_tables(report))
+    if args.out:
+        print(f"\nwrote {args.out / 'metrics.json'}, {args.out / 'results.csv'}, {args.out / 'traces.jsonl'}")
+    return 0
+
+
+def _eval_methods(text: str) -> list[str]:
+    """Method ids from a comma-separated list; unknown names fail now, not after an hour of evaluation."""
+    from engine.methods.base import get_method, method_ids
+
+    methods = [m.strip() for m in text.split(",") if m.strip()]
+    if not methods:
+        raise RagscopeError(f"--method {text!r} names no method; give one or more of {', '.join(method_ids())}, "
+                            "comma-separated")
+    for method in methods:
+        get_method(method)
+    return methods
+
+
+def _eval_questions(args: argparse.Namespace, pack: Pack) -> list[Question]:
+    questions = list(pack.questions)
     if args.type:
         wanted = {t.strip() for t in args.type.split(",")}
         questions = [q for q in questions if q.type in wanted]
     questions = questions[: args.limit] if args.limit > 0 else questions
     if not questions:
-        raise RagscopeError(f"pack {args.pack} has no questions to evaluate (questions.jsonl)")
-    for method in methods:  # unknown names fail now, not after an hour of evaluation
-        get_method(method)
-    if args.judge and args.backend == "offline":
-        raise RagscopeError("--judge needs a language model: use --backend hf or openai")
-    workbench.retrieval.ensure_index()
-    with tqdm(total=len(methods) * len(questions), unit="q", file=sys.stderr) as bar:
-        results, traces = evaluate(workbench, methods, questions,
-                                   progress=lambda method, q, t: (bar.set_postfix_str(method), bar.update()))
-    if args.judge:
-        results = _judged(workbench, results)
-    report = write_report(args.out, results, traces) if args.out else summarise(results)
-    print(format_tables(report))
-    if args.out:
-        print(f"\nwrote {args.out / 'metrics.json'}, {args.out / 'results.csv'}, {args.out / 'traces.jsonl'}")
-    return 0
+        raise RagscopeError(f"pack {args.pack} has no questions to evaluate (questions.jsonl)"
+                            + (f" of type {args.type!r}" if args.type else ""))
+    return questions
 
 
 def _judged(workbench, results):  # noqa: ANN001, ANN202
@@ -188,7 +238,6 @@ def _index(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    from engine.knowledge.loader import load_pack
     from engine.retrieval.suite import open_retrieval
     from engine.settings import Settings
 
@@ -196,7 +245,8 @@ def _index(args: argparse.Namespace) -> int:
     retrieval = open_retrieval(pack, Settings())
     started = time.perf_counter()
     with tqdm(total=len(retrieval.chunks), unit="chunk", file=sys.stderr) as bar:
-        report = retrieval.ensure_index(progress=lambda done, total: (bar.reset(total), bar.update(done)))
+        # sync, not ensure_index: that reports nothing when this process already synced the pack
+        report = retrieval.index.sync(retrieval.chunks, lambda done, total: (bar.reset(total), bar.update(done)))
     seconds = time.perf_counter() - started
     print(f"index {retrieval.index.name}: {len(retrieval.chunks)} chunks; embedded {report.added}, "
           f"kept {report.kept}, removed {report.removed} in {seconds:.1f} s")
@@ -205,8 +255,9 @@ def _index(args: argparse.Namespace) -> int:
 
 def _ingest(args: argparse.Namespace) -> int:
     from engine.knowledge.ingest import ingest_paths
-    from engine.knowledge.writer import write_pack
+    from engine.knowledge.writer import check_target, write_pack
 
+    check_target(args.out)  # before reading the files, which may take long
     pack = ingest_paths(args.paths, name=args.name or args.out.name)
     write_pack(pack, args.out)
     print(f"wrote pack {args.out}: {len(pack.documents)} documents, {len(pack.triples)} triples")
@@ -215,8 +266,9 @@ def _ingest(args: argparse.Namespace) -> int:
 
 def _import_hotpot(args: argparse.Namespace) -> int:
     from engine.evaluation.importers import import_hotpot
-    from engine.knowledge.writer import write_pack
+    from engine.knowledge.writer import check_target, write_pack
 
+    check_target(args.out)  # before parsing the dataset, which may take long
     pack = import_hotpot(args.file, name=args.out.name)
     write_pack(pack, args.out)
     print(f"wrote pack {args.out}: {len(pack.documents)} documents, {len(pack.questions)} questions")
@@ -226,21 +278,24 @@ def _import_hotpot(args: argparse.Namespace) -> int:
 def _mine_rules(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from engine.knowledge.loader import load_pack
+    from engine.knowledge.writer import check_target
     from engine.rules.mining import MiningConfig, mine_rules, write_mined_rules
 
+    if not (0.0 <= args.min_conf <= 1.0 and 0.0 <= args.min_head_coverage <= 1.0) \
+            or args.min_support < 1 or args.max_rules < 1:
+        raise RagscopeError("--min-conf and --min-head-coverage must lie in [0, 1]; --min-support and --max-rules "
+                            "must be at least 1")
     pack = load_pack(args.pack)
     if not pack.triples:
         raise RagscopeError(f"pack {args.pack} has no triples.tsv; rules are mined from the KG's triples")
-    if not 0.0 <= args.min_conf <= 1.0 or args.min_support < 1 or args.max_rules < 1:
-        raise RagscopeError("--min-conf must lie in [0, 1]; --min-support and --max-rules must be at least 1")
+    out = args.out or args.pack / "rules.mined.jsonl"
+    check_target(out, folder=False)  # a folder or an unwritable path fails before mining, leaving nothing
     config = MiningConfig(min_support=args.min_support, min_confidence=args.min_conf,
                           min_head_coverage=args.min_head_coverage, max_rules=args.max_rules,
                           temporal=args.temporal)
     with tqdm(unit="body", file=sys.stderr) as bar:
         mined = mine_rules(pack.triples, config,
                            progress=lambda done, total: (setattr(bar, "total", total), bar.update(done - bar.n)))
-    out = args.out or args.pack / "rules.mined.jsonl"
     write_mined_rules(mined, out)
     print(f"wrote {len(mined)} rules to {out}")
     return 0
@@ -249,7 +304,6 @@ def _mine_rules(args: argparse.Namespace) -> int:
 def _train_retriever(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from engine.knowledge.loader import load_pack
     from engine.methods.rulerag.finetune import FinetuneConfig, train_query_encoder, with_config
     from engine.settings import Settings
 
@@ -279,6 +333,7 @@ def _train_r2ag(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
+    from engine.knowledge.writer import check_target
     from engine.methods.r2ag.training import TrainConfig, train_r2ag
     from engine.retrieval.suite import RETRIEVER_NAMES
 
@@ -288,6 +343,8 @@ def _train_r2ag(args: argparse.Namespace) -> int:
         raise RagscopeError(f"unknown retriever {args.retriever!r}; known: {', '.join(RETRIEVER_NAMES)}")
     if args.k < 1 or any(v is not None and v < 1 for v in (args.epochs, args.lm_epochs)):
         raise RagscopeError("--k, --epochs and --lm-epochs must be at least 1")
+    if args.out:
+        check_target(args.out, folder=False)  # before training, which takes minutes
     chosen = {"epochs": args.epochs, "lm_epochs": args.lm_epochs, "seed": args.seed}
     config = replace(TrainConfig(k=args.k, retriever=args.retriever, list_order=args.order),
                      **{name: value for name, value in chosen.items() if value is not None})

@@ -7,6 +7,7 @@ describes a method's parameters.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,16 +51,52 @@ def build_params(params_cls: type, values: dict[str, Any] | None = None) -> Any:
     return params_cls(**kwargs)
 
 
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+_KIND = {bool: "true or false", int: "a whole number", float: "a number", str: "text"}
+
+
 def _coerce(spec: ParamSpec, value: Any) -> Any:
+    kind = _KIND.get(spec.type, spec.type.__name__)
     try:
-        if spec.type is bool and isinstance(value, str):
-            coerced: Any = value.strip().lower() in ("1", "true", "yes", "on")
-        else:
-            coerced = spec.type(value)
-    except (TypeError, ValueError):
-        raise RagscopeError(f"parameter {spec.name}={value!r} is not a {spec.type.__name__}") from None
+        coerced = _convert(spec.type, value)
+    except (TypeError, ValueError, OverflowError):
+        raise RagscopeError(f"parameter {spec.name}={_shown(value)} is not {kind}; allowed: {_allowed(spec)}") from None
+    # nan fails every comparison below (all are False) and would pass them, so it is refused by name
+    if isinstance(coerced, float) and not math.isfinite(coerced):
+        raise RagscopeError(f"parameter {spec.name}={_shown(value)} is not a finite number; allowed: {_allowed(spec)}")
     if spec.choices and coerced not in spec.choices:
-        raise RagscopeError(f"parameter {spec.name}={coerced!r}; allowed: {', '.join(spec.choices)}")
+        raise RagscopeError(f"parameter {spec.name}={_shown(coerced)}; allowed: {_allowed(spec)}")
     if spec.min is not None and coerced < spec.min or spec.max is not None and coerced > spec.max:
-        raise RagscopeError(f"parameter {spec.name}={coerced} outside [{spec.min}, {spec.max}]")
+        raise RagscopeError(f"parameter {spec.name}={_shown(coerced)} outside [{spec.min}, {spec.max}]")
     return coerced
+
+
+def _allowed(spec: ParamSpec) -> str:
+    if spec.choices:
+        return ", ".join(spec.choices)
+    if spec.min is not None or spec.max is not None:
+        return f"[{spec.min}, {spec.max}]"
+    if spec.type is bool:
+        return "/".join(_TRUE) + " or " + "/".join(_FALSE)
+    return _KIND.get(spec.type, spec.type.__name__)
+
+
+def _shown(value: Any) -> str:
+    """The value for a message, cut short: a 10,000-digit one must not flood the terminal (or fail to print)."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int past Python's 4,300-digit conversion limit
+        text = "<a number too long to show>"
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _convert(kind: type, value: Any) -> Any:
+    """CLI values arrive as text: booleans must say yes or no, and no other type may pass for a bool."""
+    if kind is bool:
+        text = str(value).strip().lower()
+        if isinstance(value, bool) or text in _TRUE + _FALSE:
+            return value if isinstance(value, bool) else text in _TRUE
+        raise ValueError(value)
+    if isinstance(value, bool):  # True is an int in Python; k=True is a mistake, not 1
+        raise TypeError(value)
+    return kind(value)

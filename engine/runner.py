@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from functools import cached_property
 from typing import Any
 
-from engine.codec import to_jsonable
+from engine.codec import SURROGATE, to_jsonable
 from engine.errors import QuestionError, RagscopeError, RunCancelled
 from engine.knowledge.records import Pack
 from engine.tools.bundle import ToolBundle, build_tools
@@ -31,12 +31,17 @@ log = logging.getLogger(__name__)
 
 
 def validate_question(text: str, max_chars: int) -> str:
+    """The question as a run will use it; refused here, before any work, if it cannot be asked."""
     question = " ".join((text or "").split())
     if not question:
         raise QuestionError("the question is empty; type a question, e.g. one of the pack's examples")
     if len(question) > max_chars:
         raise QuestionError(f"the question has {len(question)} characters; at most {max_chars} are "
                             "allowed — shorten it to the question itself")
+    bad = SURROGATE.search(question)
+    if bad:  # it would pass every step and then fail to save, print or index (issue 15)
+        raise QuestionError(f"the question contains a lone UTF-16 surrogate ({ascii(bad.group())}) at character "
+                            f"{bad.start() + 1}, which is not text; retype the question there")
     return question
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from engine.errors import RagscopeError
+from engine.codec import loads_bounded
+from engine.errors import PackError, RagscopeError
 from engine.trace import Trace
 
 _SCHEMA = """
@@ -60,13 +62,9 @@ class RunStore:
             db.close()
 
     def save(self, trace: Trace) -> None:
-        answer = trace.answer.text if trace.answer else ""
+        """Store a live run; saving the same run again (a resumed or re-saved run) updates it."""
         with self._connect() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?)",
-                (trace.id, trace.started, trace.pack, trace.method, trace.backend, trace.question,
-                 answer, trace.totals.latency_ms, trace.to_json()),
-            )
+            db.execute("INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?)", _row(trace))
 
     def list(self, limit: int = 200) -> list[RunSummary]:
         with self._connect() as db:
@@ -80,7 +78,7 @@ class RunStore:
             row = db.execute("SELECT trace FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             raise RagscopeError(f"no saved run with id {run_id!r}")
-        return Trace.from_json(row[0])
+        return Trace.from_json(row[0], f"saved run {run_id!r}")
 
     def has(self, run_id: str) -> bool:
         with self._connect() as db:
@@ -94,13 +92,42 @@ class RunStore:
         """A JSON list of traces, for sharing or backup."""
         return json.dumps([self.get(i).to_dict() for i in run_ids], ensure_ascii=False)
 
-    def import_json(self, text: str) -> int:
-        """Add the traces of an export; the whole file is checked before anything is written."""
-        try:
-            data = json.loads(text)
-            traces = [Trace.from_dict(item) for item in (data if isinstance(data, list) else [data])]
-        except (json.JSONDecodeError, TypeError, KeyError, AttributeError, ValueError) as exc:
-            raise RagscopeError(f"not a ragscope trace export: {exc}") from None
-        for trace in traces:
-            self.save(trace)
+    def import_json(self, text: str, label: str = "export") -> int:
+        """Add the runs of an export, all or nothing; a run whose id is taken is added under a new id.
+
+        Every trace is checked field by field before anything is written (a PackError lists each
+        problem). Ids are random handles, so a taken one means a re-import or a crafted file: a new
+        id keeps both runs, where replacing would let any file rewrite a user's history (issue 15).
+        """
+        data = loads_bounded(text, label)
+        problems: list[str] = []
+        traces: list[Trace] = []
+        for n, item in enumerate(data if isinstance(data, list) else [data], start=1):
+            try:
+                traces.append(Trace.from_dict(item, f"{label}: run {n}"))
+            except RagscopeError as exc:
+                problems.append(str(exc))
+        if problems:
+            raise PackError(problems)
+        with self._connect() as db:  # one transaction: an error part way writes nothing
+            for trace in traces:
+                while not (trace.id.strip() and _insert_new(db, trace)):
+                    trace = replace(trace, id=new_run_id())
         return len(traces)
+
+
+def new_run_id() -> str:
+    """Random, as the runner's are: an id is a handle for links, not a content hash."""
+    return uuid.uuid4().hex[:12]
+
+
+def _row(trace: Trace) -> tuple[object, ...]:
+    answer = trace.answer.text if trace.answer else ""
+    return (trace.id, trace.started, trace.pack, trace.method, trace.backend, trace.question, answer,
+            trace.totals.latency_ms, trace.to_json())
+
+
+def _insert_new(db: sqlite3.Connection, trace: Trace) -> bool:
+    """Insert unless the id is taken; False when it is."""
+    cursor = db.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING", _row(trace))
+    return cursor.rowcount == 1

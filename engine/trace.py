@@ -11,7 +11,8 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from engine.codec import from_jsonable, to_jsonable
+from engine.codec import from_jsonable, loads_bounded, to_jsonable
+from engine.errors import RagscopeError
 
 SCHEMA_VERSION = 1
 Scalar = str | int | float | bool | None
@@ -243,18 +244,16 @@ def step_to_dict(step: Step) -> dict[str, Any]:
     return {"kind": step.kind, **to_jsonable(step)}
 
 
-def step_from_dict(data: dict[str, Any]) -> Step:
-    kind = str(data.get("kind", ""))
+def step_from_dict(data: Any, path: str = "step") -> Step:
+    """A step from its JSON object; a wrong field type raises TypeError naming the field's path."""
+    kind = from_jsonable(str, from_jsonable(dict[str, Any], data, path).get("kind", ""), f"{path}.kind")
+    payload = {k: v for k, v in data.items() if k != "kind"}
     cls = STEP_TYPES.get(kind)
-    if cls is None:
-        payload = {k: v for k, v in data.items() if k != "kind"}
-        return UnknownStep(
-            iteration=int(payload.get("iteration", 0) or 0),
-            title=str(payload.get("title", kind)),
-            original_kind=kind,
-            data=payload,
-        )
-    return from_jsonable(cls, {k: v for k, v in data.items() if k != "kind"})
+    if cls is None:  # kept verbatim, but its header is checked: the UI sorts and labels by it
+        head = from_jsonable(Step, payload, path)
+        return UnknownStep(iteration=head.iteration, title=head.title or kind, elapsed_ms=head.elapsed_ms,
+                           original_kind=kind, data=payload)
+    return from_jsonable(cls, payload, path)
 
 
 # ---- trace ---------------------------------------------------------------------------------------
@@ -313,10 +312,17 @@ class Trace:
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Trace:
-        head = from_jsonable(cls, {k: v for k, v in data.items() if k != "steps"})
-        return replace(head, steps=tuple(step_from_dict(s) for s in data.get("steps", [])))
+    def from_dict(cls, data: Any, where: str = "trace") -> Trace:
+        """Checked field by field: a saved trace is a file anyone can edit (issue 15)."""
+        try:
+            head = from_jsonable(cls, {k: v for k, v in from_jsonable(dict[str, Any], data, "trace").items()
+                                       if k != "steps"}, "trace")
+            steps = from_jsonable(tuple[Any, ...], data.get("steps", []), "trace.steps")
+            return replace(head, steps=tuple(step_from_dict(s, f"trace.steps[{i}]") for i, s in enumerate(steps)))
+        except TypeError as exc:
+            raise RagscopeError(f"{where}: not a ragscope trace: {exc}") from None
 
     @classmethod
-    def from_json(cls, text: str) -> Trace:
-        return cls.from_dict(json.loads(text))
+    def from_json(cls, text: str, where: str = "trace") -> Trace:
+        """`where` names the file in messages (`where:line: problem`)."""
+        return cls.from_dict(loads_bounded(text, where), where)

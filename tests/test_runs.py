@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import threading
+from dataclasses import replace
 
 import pytest
 
-from engine.errors import RagscopeError
+from engine.errors import PackError, RagscopeError
 from engine.runs import RunStore
 from engine.trace import AnswerStep, Trace
 
@@ -43,11 +45,78 @@ def test_export_then_import_into_another_store_restores_the_runs(tmp_path):
     assert second.get("run0") == _trace(0)
 
 
-def test_importing_garbage_writes_nothing(tmp_path):
+def test_importing_garbage_writes_nothing_and_names_every_bad_run(tmp_path):
     store = RunStore(tmp_path / "runs.sqlite3")
-    with pytest.raises(RagscopeError, match="not a ragscope trace export"):
-        store.import_json('[{"id": "x"}, "nonsense"]')
+    with pytest.raises(PackError) as caught:
+        store.import_json(json.dumps([_trace(1).to_dict(), {"id": "x"}, "nonsense"]), "runs.json")
+    assert caught.value.problems == [
+        "runs.json: run 2: not a ragscope trace: trace is missing 'question', 'method', 'backend', 'model', 'pack'",
+        "runs.json: run 3: not a ragscope trace: trace must be an object, got a string",
+    ]
     assert store.list() == []
+
+
+def test_a_trace_with_a_wrong_field_type_is_refused_before_anything_is_written(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite3")
+    bad = _trace(2).to_dict()
+    bad["steps"][0]["citations"] = "d1"  # a string where a list belongs: stored, it would break every view
+    with pytest.raises(RagscopeError, match=r"run 2: .*trace\.steps\[0\]\.citations must be a list, got a string"):
+        store.import_json(json.dumps([_trace(1).to_dict(), bad]))
+    assert store.list() == []
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("[" * 50_000, "export:1: nested deeper than 64 levels"),
+    ('[{"id": "run1", "totals": {"tokens_in": ' + "9" * 4400 + "}}]", "export:1: integer with 4400 digits"),
+    ('[{"id": "run1", "question": "\\ud800"}]', "export:1: a string contains a lone UTF-16 surrogate"),
+])
+def test_hostile_export_json_is_a_clear_error_and_writes_nothing(tmp_path, text, problem):
+    store = RunStore(tmp_path / "runs.sqlite3")
+    with pytest.raises(PackError) as caught:
+        store.import_json(text)
+    assert caught.value.problems[0].startswith(problem)
+    assert store.list() == []
+
+
+def test_an_imported_run_never_overwrites_a_stored_one_it_gets_a_new_id(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite3")
+    mine = _trace(1)
+    store.save(mine)
+    forged = replace(_trace(1), question="forged?")
+    assert store.import_json(json.dumps([forged.to_dict(), forged.to_dict()])) == 2
+    assert store.get("run1") == mine
+    others = [r for r in store.list() if r.id != "run1"]
+    assert len(others) == 2 and len({r.id for r in others}) == 2
+    assert all(store.get(r.id) == replace(forged, id=r.id) for r in others)
+
+
+def test_an_imported_run_with_a_blank_id_gets_one(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite3")
+    store.import_json(json.dumps(replace(_trace(1), id=" ").to_dict()))
+    (run,) = store.list()
+    assert run.id.strip() and store.get(run.id).question == "q1?"
+
+
+def test_an_import_that_fails_part_way_writes_nothing(tmp_path, monkeypatch):
+    import sqlite3
+
+    import engine.runs as runs
+
+    store = RunStore(tmp_path / "runs.sqlite3")
+    first = runs._row(_trace(1))
+    rows = iter([first, (*first[:-1], object())])  # the second row cannot be bound: sqlite fails mid-import
+    monkeypatch.setattr(runs, "_row", lambda trace: next(rows))
+    with pytest.raises(sqlite3.ProgrammingError):
+        store.import_json(json.dumps([_trace(1).to_dict(), _trace(2).to_dict()]))
+    monkeypatch.undo()
+    assert store.list() == []
+
+
+def test_saving_a_live_run_again_updates_it(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite3")
+    store.save(replace(_trace(1), steps=()))
+    store.save(_trace(1))
+    assert store.get("run1") == _trace(1) and len(store.list()) == 1
 
 
 def test_two_threads_saving_at_once_lose_nothing(tmp_path):

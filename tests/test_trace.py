@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from engine.codec import to_jsonable
+from engine.errors import PackError, RagscopeError
 from engine.trace import (
     STEP_TYPES,
     AnswerStep,
@@ -80,9 +84,94 @@ def test_trace_totals_are_summed_from_llm_calls():
 
 
 def test_refused_is_a_bool_or_nothing():
-    import pytest
-
-    from engine.trace import AnswerStep
-
     with pytest.raises(TypeError, match="refused must be True or False"):
         AnswerStep(iteration=1, title="Answer", text="Carlow", refused="the answer rests on h2")  # type: ignore[arg-type]
+
+
+# ---- a saved trace is untrusted input (issue 15) -------------------------------------------------
+
+
+def _saved(**changes) -> dict:
+    data = json.loads(Trace(id="t", question="q", method="m", backend="b", model="", pack="p",
+                            steps=(RetrievalStep(query="q", retriever="bm25", hits=(HIT,)),
+                                   AnswerStep(text="a"))).to_json())
+    return {**data, **changes}
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"id": 7}, "trace.id must be a string, got an integer"),
+    ({"model": None}, "trace.model must be a string, got null"),
+    ({"totals": {"llm_calls": 1.5}}, "trace.totals.llm_calls must be an integer, got a number"),
+    ({"totals": {"tokens_in": True}}, "trace.totals.tokens_in must be an integer, got true or false"),
+    ({"params": []}, "trace.params must be an object, got a list"),
+    ({"steps": {"kind": "answer"}}, "trace.steps must be a list, got an object"),
+    ({"pack": "p", "method": ["m"]}, "trace.method must be a string, got a list"),
+])
+def test_a_wrong_type_in_the_trace_head_is_named_by_its_path(change, message):
+    with pytest.raises(RagscopeError, match="^replay.json: not a ragscope trace: " + message.replace(".", r"\.")):
+        Trace.from_dict(_saved(**change), "replay.json")
+
+
+@pytest.mark.parametrize("step_change, message", [
+    ({"hits": [{**to_jsonable(HIT), "score": "high"}]}, "trace.steps[0].hits[0].score must be a number, got a string"),
+    ({"hits": "none"}, "trace.steps[0].hits must be a list, got a string"),
+    ({"hits": [[1, 2]]}, "trace.steps[0].hits[0] must be an object, got a list"),
+    ({"query": None}, "trace.steps[0].query must be a string, got null"),
+    ({"iteration": "1"}, "trace.steps[0].iteration must be an integer, got a string"),
+    ({"kind": 3}, "trace.steps[0].kind must be a string, got an integer"),
+])
+def test_a_wrong_type_inside_a_step_is_named_by_its_path(step_change, message):
+    data = _saved()
+    data["steps"][0].update(step_change)
+    with pytest.raises(RagscopeError, match=message.replace(".", r"\.").replace("[", r"\[")):
+        Trace.from_dict(data)
+
+
+def test_a_missing_required_field_and_a_non_bool_flag_are_errors_not_crashes():
+    data = _saved()
+    del data["steps"][0]["query"]
+    with pytest.raises(RagscopeError, match=r"trace\.steps\[0\] is missing 'query'"):
+        Trace.from_dict(data)
+    data = _saved()
+    data["steps"][1]["refused"] = "the evidence was thin"
+    with pytest.raises(RagscopeError, match=r"trace\.steps\[1\]\.refused must be true or false, got a string"):
+        Trace.from_dict(data)
+    with pytest.raises(RagscopeError, match="trace must be an object, got a list"):
+        Trace.from_dict([])
+    with pytest.raises(RagscopeError, match=r"trace\.steps\[0\] must be an object, got a string"):
+        Trace.from_dict({**_saved(), "steps": ["answer"]})
+
+
+def test_optional_and_union_fields_accept_each_allowed_type_only():
+    good = Trace(id="t", question="q", method="m", backend="b", model="", pack="p",
+                 steps=(CalculationStep(expression="1/0", result=None, error="division by zero"),
+                        FeaturesStep(columns=("a", "b", "c", "d"), rows=(("x", 1, 2.5, False),))))
+    assert Trace.from_json(good.to_json()) == good
+    data = json.loads(good.to_json())
+    data["steps"][0]["result"] = "3"
+    with pytest.raises(RagscopeError, match=r"steps\[0\]\.result must be a number or null, got a string"):
+        Trace.from_dict(data)
+    data = json.loads(good.to_json())
+    data["steps"][1]["rows"] = [[{"cell": 1}]]
+    with pytest.raises(RagscopeError, match=r"rows\[0\]\[0\] must be a string or an integer or a number or "
+                                            r"true or false or null, got an object"):
+        Trace.from_dict(data)
+
+
+def test_an_unknown_step_kind_is_kept_but_its_header_is_checked():
+    data = _saved()
+    data["steps"].append({"kind": "hologram", "iteration": "soon"})
+    with pytest.raises(RagscopeError, match=r"trace\.steps\[2\]\.iteration must be an integer, got a string"):
+        Trace.from_dict(data)
+
+
+@pytest.mark.parametrize("text, problem", [
+    ('{"id": ' + "[" * 10_000, "trace.json:1: nested deeper than 64 levels"),
+    ('{"id": "t",\n"iteration": ' + "7" * 4301 + "}", "trace.json:2: integer with 4301 digits"),
+    ('{"id": "\\udfff"}', "trace.json:1: a string contains a lone UTF-16 surrogate"),
+    ('{"id": ', "trace.json:1: not valid JSON (Expecting value at column 8)"),
+])
+def test_hostile_trace_json_is_a_clear_error_with_its_line(text, problem):
+    with pytest.raises(PackError) as caught:
+        Trace.from_json(text, "trace.json")
+    assert caught.value.problems[0].startswith(problem)

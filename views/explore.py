@@ -124,7 +124,7 @@ with st.expander("Replay a saved trace"):
     uploaded = st.file_uploader("Trace JSON", type=["json"], key="explore.upload")
     if uploaded is not None and st.button("Replay", key="explore.replay"):
         try:
-            ui_state.set_current_trace(Trace.from_json(uploaded.getvalue().decode("utf-8")))
+            ui_state.set_current_trace(Trace.from_json(uploaded.getvalue().decode("utf-8"), uploaded.name))
             st.rerun()
-        except (ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError) as exc:
-            st.error(f"not a ragscope trace: {exc}")
+        except (RagscopeError, UnicodeDecodeError) as exc:
+            st.error(md_text(str(exc)))

@@ -26,7 +26,7 @@ def _import(uploaded) -> None:
         ui_state.post_notice(PAGE, ui_state.Notice("error", "Choose a JSON export file first."))
         return
     try:
-        count = store.import_json(uploaded.getvalue().decode("utf-8"))
+        count = store.import_json(uploaded.getvalue().decode("utf-8"), uploaded.name)
     except (RagscopeError, UnicodeDecodeError) as exc:
         ui_state.post_notice(PAGE, ui_state.Notice("error", f"{uploaded.name}: nothing was imported — {exc}"))
         return

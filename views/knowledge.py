@@ -171,9 +171,12 @@ def mining(path: str, pack: Pack) -> None:
         config = mining_config(pack)
         if st.button("Mine", key=f"{PAGE}.mine"):
             bar = st.progress(0.0, text="Walking rule bodies…")
-            ui_state.set_mined_rules(path, mine_rules(pack.triples, config,
-                                                      progress=lambda done, total: bar.progress(done / total)))
-            st.session_state[f"{PAGE}.leave_out"] = []  # ids are per mining: m003 may now be another rule
+            try:
+                ui_state.set_mined_rules(path, mine_rules(pack.triples, config,
+                                                          progress=lambda done, total: bar.progress(done / total)))
+                st.session_state[f"{PAGE}.leave_out"] = []  # ids are per mining: m003 may now be another rule
+            except RagscopeError as exc:  # e.g. the time limit on a huge KG: say so, keep the page
+                st.error(md_text(str(exc)))
             bar.empty()
         found = ui_state.mined_rules(path)
         if found is None:
@@ -251,7 +254,10 @@ def saved_text(name: str, saved: SavedRules) -> str:
 def recomputed(path: str, pack: Pack) -> None:
     with st.spinner("Walking every rule body through the graph…"):
         rows = statistics_rows(ui_state.knowledge_graph(path), pack.rules)
-    drift = [r["id"] for r in rows if not r["matches"]]
+    cut = [r["id"] for r in rows if r.get("note")]  # recounts stopped by the time limit: not drift
+    if cut:
+        st.info(f"{len(cut)} rules were not fully recomputed in time: {md_text(', '.join(cut))}")
+    drift = [r["id"] for r in rows if not r["matches"] and r["id"] not in cut]
     if drift:
         st.warning(f"{len(drift)} of {len(rows)} rules differ from their stored values: {md_text(', '.join(drift))}")
     elif len(rows) == 1:

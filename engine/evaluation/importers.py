@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.errors import IngestError
+from engine.codec import loads_bounded
+from engine.errors import IngestError, PackError
 from engine.knowledge.records import Document, Pack, PackInfo, Question
 
 HOTPOT_LICENSE = "CC BY-SA 4.0 (HotpotQA)"
@@ -89,14 +89,17 @@ def import_hotpot(path: Path, name: str | None = None) -> Pack:
 
 
 def _read_json(path: Path) -> Any:
+    """The file's JSON; deep nesting, over-long integers and lone surrogates are refused with the line (issue 15)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8-sig"))
+        return loads_bounded(path.read_text(encoding="utf-8-sig"), str(path))
     except FileNotFoundError:
         raise IngestError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise IngestError(f"{path}: is a folder; give the dataset's .json file") from None
     except UnicodeDecodeError as exc:
         raise IngestError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise IngestError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    except PackError as exc:
+        raise IngestError(exc.problems) from None
     except OSError as exc:
         raise IngestError(f"{path}: cannot be read ({exc.strerror or exc})") from None
 

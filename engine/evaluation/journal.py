@@ -16,7 +16,8 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from engine.errors import RagscopeError
+from engine.codec import loads_bounded
+from engine.errors import PackError, RagscopeError
 from engine.evaluation.runner import QuestionResult
 from engine.files import write_text_atomic
 from engine.trace import Trace
@@ -44,7 +45,7 @@ class Journal:
     """One evaluation's folder under `root`; ids are checked so a URL parameter can't name another path."""
 
     def __init__(self, root: Path, journal_id: str):
-        if not _ID.match(journal_id):
+        if not _ID.fullmatch(journal_id):
             raise RagscopeError(f"not an evaluation id: {journal_id!r}")
         self.id = journal_id
         self.folder = root / journal_id
@@ -65,19 +66,19 @@ class Journal:
     def read(self) -> tuple[JournalPlan, tuple[QuestionResult, ...], tuple[Trace, ...]]:
         """The plan and the finished questions; raises RagscopeError when there is no such journal."""
         try:
-            raw = json.loads((self.folder / "plan.json").read_text(encoding="utf-8"))
+            raw = loads_bounded((self.folder / "plan.json").read_text(encoding="utf-8"), "plan.json")
             plan = JournalPlan(raw["pack_path"], raw["backend"], tuple(tuple(o) for o in raw["options"]),
                                tuple(tuple(s) for s in raw["steps"]), bool(raw.get("stopped", False)))
         except FileNotFoundError:
             raise RagscopeError(f"no saved evaluation with id {self.id!r}") from None
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, PackError) as exc:
             raise RagscopeError(f"{self.folder / 'plan.json'}: unreadable evaluation plan ({exc})") from None
         results, traces = [], []
         for record in self._records():
             try:
                 result = QuestionResult(**{k: v for k, v in record["result"].items() if k in _RESULT_FIELDS})
                 trace = Trace.from_dict(record["trace"])
-            except (TypeError, ValueError, KeyError, AttributeError):
+            except (TypeError, ValueError, KeyError, AttributeError, RagscopeError):
                 continue  # not a line this code wrote: that question is asked again
             results.append(result)
             traces.append(trace)
@@ -88,11 +89,11 @@ class Journal:
         if not path.exists():
             return []
         records = []
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
             try:
-                record = json.loads(line)
-                if isinstance(record, dict) and "result" in record and "trace" in record:
-                    records.append(record)
-            except ValueError:
+                record = loads_bounded(line, "results.jsonl", number)
+            except PackError:
                 continue  # a line cut short by a kill: that question is asked again
+            if isinstance(record, dict) and "result" in record and "trace" in record:
+                records.append(record)
         return records

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
 
 from bs4 import BeautifulSoup, Comment, Declaration, Doctype, ProcessingInstruction
 from bs4.element import NavigableString, PageElement, Tag
+from bs4.exceptions import ParserRejectedMarkup
+
+log = logging.getLogger(__name__)
 
 # Elements whose content is never text for a reader.
 NON_TEXT_TAGS = ("script", "style", "noscript", "template", "iframe", "svg", "select", "button",
@@ -24,10 +29,33 @@ LINE_TAGS = frozenset({"div", "li", "dt", "dd", "tr", "td", "th", "caption", "fi
                        "center", "legend", "body", "thead", "tbody", "tfoot", "option", "label"})
 HEADING_LEVELS = {f"h{n}": n for n in range(1, 7)}
 MAX_SPAN = 100  # colspan/rowspan beyond this is a broken page, not a table layout
+# Spans and padding may make a table's Markdown at most this many times the size of its cells as
+# written; unbounded, colspan/rowspan 100 turned kilobytes of HTML into gigabytes (issue 15).
+TABLE_GROWTH = 4
+# html.parser re-reads the rest of the page for every construct it cannot close. A rest shorter
+# than this costs little; for longer ones the repairs below may re-read the page this many times.
+MAX_UNPARSED_TAIL = 4096
+REPAIR_PASSES = 4
 _SPACE = re.compile(r"\s+")
 _BLANK_LINES = re.compile(r"\n(?:[ \t]*\n)+")
 _INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
 _CELL_TAGS = ("td", "th")
+_TAG = re.compile(r"<[^>]*>")
+# html.parser stops at the first '&#' that is not a character reference and reads the rest of the
+# page after the next such one as raw text (a stdlib bug); escaped, the '&#' is plain text.
+_BAD_CHARREF = re.compile(r"&#(?!(?:[0-9]+|[xX][0-9a-fA-F]+)[^0-9a-fA-F])")
+# An unknown marked-section keyword (`<![<![`) makes html.parser raise.
+_BAD_SECTION = re.compile(r"<!\[(?!(?:temp|cdata|ignore|include|rcdata|if|else|endif)(?![-_.\w]))",
+                          re.IGNORECASE | re.ASCII)
+_KEYWORD_END = r"(?![-_.\w])"
+# (opener, its escaped form, what closes it, how far after the opener html.parser looks for that)
+_CLOSERS = (
+    (re.compile(rf"<!\[(?=(?:temp|cdata|ignore|include|rcdata){_KEYWORD_END})", re.I | re.A), "&lt;![",
+     re.compile(r"]\s*]\s*>"), 3),
+    (re.compile(rf"<!\[(?=(?:if|else|endif){_KEYWORD_END})", re.I | re.A), "&lt;![", re.compile(r"]\s*>"), 3),
+    (re.compile(r"<!--"), "&lt;!--", re.compile(r"--\s*>"), 4),
+    (re.compile(r"<"), "&lt;", re.compile(r">"), 1),
+)
 
 
 @dataclass(frozen=True)
@@ -54,7 +82,11 @@ class HtmlContent:
 
 
 def html_to_content(html: str) -> HtmlContent:
-    """Parse `html` with the stdlib parser (tolerant of unclosed tags) and extract its content."""
+    """Parse `html` with the stdlib parser (tolerant of unclosed tags) and extract its content.
+
+    Time and memory stay linear in the size of the page whatever it holds (issue 15).
+    """
+    html = _repair(_defuse(html))
     content = _extract(html, drop_chrome=True)
     if not content.text:
         # An unclosed <header> or <nav> can swallow the whole page; then keep the chrome.
@@ -63,7 +95,7 @@ def html_to_content(html: str) -> HtmlContent:
 
 
 def _extract(html: str, drop_chrome: bool) -> HtmlContent:
-    soup = BeautifulSoup(html, "html.parser")
+    soup = _parse(html)
     title = _page_title(soup)
     _drop_noise(soup, NON_TEXT_TAGS + CHROME_TAGS if drop_chrome else NON_TEXT_TAGS)
     root = _main_region(soup)
@@ -71,6 +103,67 @@ def _extract(html: str, drop_chrome: bool) -> HtmlContent:
     text = _render(root, tables)
     return HtmlContent(title=title, text=text, tables=tuple(tables))
 
+
+# --- parsing in linear time ---------------------------------------------------------------------
+
+def _defuse(html: str) -> str:
+    """Escape the '<' of every construct html.parser could never close, so it reads them as text.
+
+    At the end of its input html.parser re-scans the rest of the page once per such construct
+    (50,000 `<!--` took minutes); escaped, they give the same text in one pass.
+    """
+    html = _BAD_SECTION.sub("&lt;![", _BAD_CHARREF.sub("&amp;#", html))
+    for opener, escaped, closer, offset in _CLOSERS:
+        last = -1
+        for last_close in closer.finditer(html):
+            last = last_close.start()
+        cut = max(0, last - offset + 1)  # an opener from here on has no closer far enough after it
+        html = html[:cut] + opener.sub(escaped, html[cut:])
+    return html
+
+
+def _repair(html: str) -> str:
+    """Escape start tags that never close (quoted '>'s hide their end), as html.parser would read them.
+
+    A tokenizer pass stops at such a tag; html.parser would then read up to the next '>' as text
+    and go on, re-scanning the rest of the page each time. After REPAIR_PASSES pages' worth of
+    re-scanning, the rest is read as plain text instead.
+    """
+    done: list[str] = []
+    rest = html
+    budget = REPAIR_PASSES * len(html)
+    while True:
+        probe = HTMLParser(convert_charrefs=False)  # configured as bs4 configures it
+        probe.feed(rest)
+        budget -= len(rest)
+        tail = probe.rawdata
+        if len(tail) <= MAX_UNPARSED_TAIL or probe.cdata_elem is not None:  # an unclosed <script> is fine
+            return "".join(done) + rest
+        done.append(rest[:len(rest) - len(tail)])
+        if budget < 0:
+            log.warning("HTML has tags that never close; reading its last %d characters as plain text",
+                        len(tail))
+            return "".join(done) + _plain(tail)
+        close = tail.find(">") + 1 or len(tail)
+        done.append(tail[:close].replace("<", "&lt;"))
+        rest = tail[close:]
+
+
+def _plain(html: str) -> str:
+    """Markup-free text that html.parser reads as one string: tags dropped, any '<' left escaped."""
+    return _TAG.sub(" ", html).replace("<", "&lt;")
+
+
+def _parse(html: str) -> BeautifulSoup:
+    """bs4 over html.parser; a page it still rejects is read as plain text, with a warning."""
+    try:
+        return BeautifulSoup(html, "html.parser")
+    except (ParserRejectedMarkup, AssertionError) as exc:
+        log.warning("HTML parser rejected the page (%s); reading it as plain text", exc)
+        return BeautifulSoup(_plain(html), "html.parser")
+
+
+# --- page structure -----------------------------------------------------------------------------
 
 def _markdown_row(cells: tuple[str, ...]) -> str:
     return "| " + " | ".join(cell.replace("|", r"\|") for cell in cells) + " |"
@@ -101,26 +194,52 @@ def _drop_noise(soup: BeautifulSoup, dropped: tuple[str, ...]) -> None:
         for string in tag.find_all(string=True, recursive=False):
             string.extract()
         tag.unwrap()
+    keep = _swallowing_chrome(soup)
     for tag in soup.find_all(dropped):
-        if tag.decomposed or not _is_noise(tag):
-            continue
-        tag.decompose()
+        if not tag.decomposed and id(tag) not in keep:
+            tag.decompose()
     for tag in soup.find_all(_is_hidden):
         if not tag.decomposed:
             tag.decompose()
 
 
-def _is_noise(tag: Tag) -> bool:
-    # Chrome that contains the main region is an unclosed tag that swallowed the page.
-    if tag.name in CHROME_TAGS and (tag.find(["main", "article"]) or tag.find(attrs={"role": "main"})):
-        return False
-    # An <article>'s own <header>/<footer> carry its heading and byline, not site chrome.
-    if tag.name in ("header", "footer") and tag.find_parent("article") is not None:
-        return False
-    # ASP.NET-style pages wrap the whole page in one <form>; dropping it would drop everything.
-    if tag.name == "form" and tag.find(["p", "table", "article", "main", *HEADING_LEVELS]):
-        return False
-    return True
+def _swallowing_chrome(soup: BeautifulSoup) -> set[int]:
+    """ids of chrome elements that hold real content and must stay, found in one pass over the page.
+
+    Asking each element "what is inside you / above you" took quadratic time on deeply nested pages.
+    """
+    holds_main = _ancestors(soup.find_all(["main", "article"]) + soup.find_all(attrs={"role": "main"}))
+    holds_content = _ancestors(soup.find_all(["p", "table", "article", "main", *HEADING_LEVELS]))
+    in_article = _inside(soup.find_all("article"))
+    keep = set()
+    for tag in soup.find_all(CHROME_TAGS):
+        # Chrome that contains the main region is an unclosed tag that swallowed the page.
+        # An <article>'s own <header>/<footer> carry its heading and byline, not site chrome.
+        # ASP.NET-style pages wrap the whole page in one <form>; dropping it would drop everything.
+        if (id(tag) in holds_main or (tag.name in ("header", "footer") and id(tag) in in_article)
+                or (tag.name == "form" and id(tag) in holds_content)):
+            keep.add(id(tag))
+    return keep
+
+
+def _ancestors(tags: Iterable[Tag]) -> set[int]:
+    """ids of every element above one of `tags`; each element is visited once, however deep."""
+    marked: set[int] = set()
+    for tag in tags:
+        parent = tag.parent
+        while parent is not None and id(parent) not in marked:
+            marked.add(id(parent))
+            parent = parent.parent
+    return marked
+
+
+def _inside(tags: Iterable[Tag]) -> set[int]:
+    """ids of every element inside one of `tags` (in document order); nested ones are not walked twice."""
+    inside: set[int] = set()
+    for tag in tags:
+        if id(tag) not in inside:
+            inside.update(id(node) for node in tag.descendants)
+    return inside
 
 
 def _is_hidden(tag: Tag) -> bool:
@@ -201,9 +320,10 @@ def _render(root: Tag, tables: list[Table]) -> str:
     """Main text of `root`: blocks become line breaks, data tables become Markdown blocks."""
     out = _Lines()
     pre_depth = 0
+    layout = _ancestors(root.find_all("table"))  # a table holding another table is layout
 
     def is_table(tag: Tag) -> bool:
-        return tag.name == "table" and _is_data_table(tag)
+        return tag.name == "table" and id(tag) not in layout and _is_data_table(tag)
 
     for event, element in _walk(root, is_table):
         if event == "text":
@@ -240,20 +360,32 @@ def _is_data_table(table: Tag) -> bool:
     """Layout tables (nested tables, role=presentation, a single cell) are read as plain blocks."""
     if str(table.get("role", "")).lower() in ("presentation", "none"):
         return False
-    if table.find("table") is not None:
-        return False
     return len(table.find_all(_CELL_TAGS, limit=2)) >= 2
 
 
+# --- tables -------------------------------------------------------------------------------------
+
+@dataclass
+class _Cell:
+    header: bool  # a <th>
+    colspan: int
+    rowspan: int
+    parts: list[str] = field(default_factory=list)  # the cell's own text, collected while walking
+
+
+@dataclass
+class _Row:
+    in_thead: bool
+    cells: list[_Cell] = field(default_factory=list)
+
+
 def _parse_table(table: Tag) -> Table | None:
-    rows = [row for row in table.find_all("tr") if row.find_parent("table") is table]
-    grid_rows = [_row_cells(row, table) for row in rows] if rows else [_loose_cells(table)]
-    header_count = _header_row_count(rows, grid_rows)
-    grid = _expand_spans(grid_rows)
+    rows, loose = _table_rows(table)
+    header_count = _header_row_count(rows)
+    grid = _expand_spans([row.cells for row in rows] if rows else [loose])
     width = max((len(row) for row in grid), default=0)
     if width == 0:
         return None
-    grid = [row + [""] * (width - len(row)) for row in grid]
     header = _merge_header(grid[:header_count]) if header_count else \
         tuple(f"col{i}" for i in range(1, width + 1))
     body = tuple(tuple(row) for row in grid[header_count:] if any(row))
@@ -264,73 +396,96 @@ def _parse_table(table: Tag) -> Table | None:
     return Table(caption=caption, header=header, rows=body)
 
 
-def _row_cells(row: Tag, table: Tag) -> list[tuple[Tag, str]]:
-    """Cells of one row; unclosed <td>s nest inside each other with html.parser, so flatten."""
-    cells = [cell for cell in row.find_all(_CELL_TAGS)
-             if cell.find_parent("tr") is row and cell.find_parent("table") is table]
-    return [(cell, _cell_text(cell)) for cell in cells]
+def _table_rows(table: Tag) -> tuple[list[_Row], list[_Cell]]:
+    """The table's rows, and its cells outside any <tr> (read as one row when there is no <tr>).
+
+    One pass over the table: with html.parser unclosed <td>s and <tr>s nest inside each other, so a
+    cell belongs to the innermost open row and text to the innermost open cell (asking each cell
+    for its row took quadratic time on a long run of unclosed cells).
+    """
+    rows: list[_Row] = []
+    loose: list[_Cell] = []
+    open_rows: list[_Row] = []
+    open_parts: list[_Row | _Cell] = []  # open rows and cells, innermost last
+    thead_depth = 0
+    for event, element in _walk(table, lambda tag: tag.name == "table"):
+        name = element.name if event in ("enter", "exit") else ""
+        if event == "exit" and name in ("tr", *_CELL_TAGS):
+            if isinstance(open_parts.pop(), _Row):
+                open_rows.pop()
+        into = open_parts[-1] if open_parts and isinstance(open_parts[-1], _Cell) else None
+        if into is not None and event == "text":
+            into.parts.append(str(element))
+        elif into is not None and (name == "br" or name in PARAGRAPH_TAGS or name in LINE_TAGS):
+            into.parts.append(" ")  # a line break inside a cell reads as a space in one Markdown row
+        if event == "enter" and name == "tr":
+            rows.append(_Row(in_thead=thead_depth > 0))
+            open_rows.append(rows[-1])
+            open_parts.append(rows[-1])
+        elif event == "enter" and name in _CELL_TAGS:
+            cell = _Cell(header=name == "th", colspan=_span(element, "colspan"),
+                         rowspan=_span(element, "rowspan"))
+            (open_rows[-1].cells if open_rows else loose).append(cell)
+            open_parts.append(cell)
+        elif name == "thead":
+            thead_depth += 1 if event == "enter" else -1
+    return rows, loose
 
 
-def _loose_cells(table: Tag) -> list[tuple[Tag, str]]:
-    """A table with cells but no <tr> at all: read it as one row."""
-    cells = [c for c in table.find_all(_CELL_TAGS) if c.find_parent("table") is table]
-    return [(cell, _cell_text(cell)) for cell in cells]
-
-
-def _cell_text(cell: Tag) -> str:
-    """The cell's own text, leaving out cells and rows that an unclosed tag nested inside it."""
-    parts: list[str] = []
-    for event, element in _walk(cell, lambda t: t.name in ("td", "th", "tr", "table")):
-        if event == "text":
-            parts.append(str(element))
-        elif element.name == "br" or element.name in PARAGRAPH_TAGS or element.name in LINE_TAGS:
-            parts.append(" ")  # a line break inside a cell reads as a space in one Markdown row
-    return _clean("".join(parts))
-
-
-def _header_row_count(rows: list[Tag], grid_rows: list[list[tuple[Tag, str]]]) -> int:
+def _header_row_count(rows: list[_Row]) -> int:
     """Leading rows inside <thead>, or made only of <th> cells, form the header."""
     count = 0
-    for row, cells in zip(rows, grid_rows):
-        in_thead = row.find_parent("thead") is not None
-        all_th = bool(cells) and all(cell.name == "th" for cell, _ in cells)
-        if not (in_thead or all_th):
+    for row in rows:
+        if not (row.in_thead or (row.cells and all(cell.header for cell in row.cells))):
             break
         count += 1
     # A table made only of <th> rows is a key/value sheet: keep just its first row as header.
-    return 1 if count == len(grid_rows) and count > 1 else count
+    return 1 if count == len(rows) and count > 1 else count
 
 
 def _span(cell: Tag, name: str) -> int:
-    digits = re.match(r"\s*(\d+)", str(cell.get(name, "1")))
-    return max(1, min(int(digits.group(1)) if digits else 1, MAX_SPAN))
+    digits = re.match(r"\s*0*(\d+)", str(cell.get(name, "1")))
+    # Four significant digits are already over the cap; int() of thousands of digits would raise.
+    return max(1, min(int(digits.group(1)[:4]) if digits else 1, MAX_SPAN))
 
 
-def _expand_spans(grid_rows: list[list[tuple[Tag, str]]]) -> list[list[str]]:
-    """Repeat colspan cells across columns and rowspan cells down rows."""
-    carried: dict[int, tuple[str, int]] = {}  # column -> (text, rows still to fill)
-    grid: list[list[str]] = []
-    for cells in grid_rows:
-        row: list[str] = []
-        queue = list(cells)
-        while queue or any(col >= len(row) for col in carried):
-            col = len(row)
-            if col in carried:
-                text, left = carried.pop(col)
-                row.append(text)
-                if left > 1:
-                    carried[col] = (text, left - 1)
-                continue
-            if not queue:
-                row.append("")
-                continue
-            cell, text = queue.pop(0)
-            for offset in range(_span(cell, "colspan")):
-                if _span(cell, "rowspan") > 1:
-                    carried[col + offset] = (text, _span(cell, "rowspan") - 1)
-                row.append(text)
+def _expand_spans(rows: list[list[_Cell]]) -> list[list[str]]:
+    """Repeat colspan cells across columns and rowspan cells down rows, within TABLE_GROWTH.
+
+    A span that would take the table past its budget is ignored, and columns beyond what the
+    budget can pad are cut, each with a warning: work and output stay linear in the cells' size.
+    """
+    texts = [[_clean("".join(cell.parts)) for cell in cells] for cells in rows]
+    written = sum(len(text) + 3 for row in texts for text in row)  # " text |" per cell as written
+    spare = (TABLE_GROWTH - 1) * written
+    carried: dict[int, tuple[str, int]] = {}  # column -> (text, rows below still to fill)
+    grid: list[dict[int, str]] = []
+    cut = False
+    for r, cells in enumerate(rows):
+        row = {col: text for col, (text, _) in carried.items()}
+        carried = {col: (text, left - 1) for col, (text, left) in carried.items() if left > 1}
+        col = 0
+        for cell, text in zip(cells, texts[r]):
+            while col in row:
+                col += 1
+            colspan, rowspan = cell.colspan, min(cell.rowspan, len(rows) - r)
+            cost = (colspan * rowspan - 1) * (len(text) + 3)
+            if cost > spare:
+                colspan, rowspan, cut = 1, 1, True
+            else:
+                spare -= cost
+            for span_col in range(col, col + colspan):
+                row.setdefault(span_col, text)  # a cell carried down from above keeps its slot
+                if rowspan > 1:
+                    carried.setdefault(span_col, (text, rowspan - 1))
+            col += colspan
         grid.append(row)
-    return grid
+    width = max((max(row) + 1 for row in grid if row), default=0)
+    padded = max(1, TABLE_GROWTH * written // (3 * max(1, len(grid))))  # empty cells cost " |" too
+    if cut or width > padded:
+        log.warning("table cut to stay within %d times its size: spans ignored or columns past %d dropped",
+                    TABLE_GROWTH, min(width, padded))
+    return [[row.get(c, "") for c in range(min(width, padded))] for row in grid]
 
 
 def _merge_header(rows: list[list[str]]) -> tuple[str, ...]:

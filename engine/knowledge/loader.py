@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator
+from itertools import count
 from pathlib import Path
 from typing import Any, TypeVar
 
+from engine.codec import loads_bounded
 from engine.errors import PackError
+from engine.knowledge.writer import is_staging
+from engine.rules.walk import body_problem
 from engine.knowledge.records import (
     QUESTION_TYPES,
     Document,
@@ -17,15 +20,19 @@ from engine.knowledge.records import (
     Question,
     Rule,
     Triple,
+    pack_name_problem,
 )
 
 R = TypeVar("R")
-MAX_LINE_CHARS = 5_000_000  # one record; beyond this a file is not a pack file
+MAX_LINE_CHARS = 5_000_000  # bytes in one record (or in pack.json); beyond this a file is not a pack file
+MAX_PROBLEMS = 1_000  # a file of garbage yields a problem per line: keep memory bounded (issue 15)
 
-# field -> (accepted python types, required)
+# field -> (accepted python types, required); a list field is a list of strings
 _STR = (str,)
 _LIST = (list,)
 _NUM = (int, float)
+PACK_FIELDS = {"name": (_STR, True), "title": (_STR, False), "description": (_STR, False),
+               "license": (_STR, False), "temporal": ((bool,), False)}
 DOCUMENT_FIELDS = {"id": (_STR, True), "title": (_STR, True), "text": (_STR, True),
                    "url": (_STR, False), "entities": (_LIST, False)}
 RULE_FIELDS = {"id": (_STR, True), "head": (_STR, True), "body": (_LIST, True),
@@ -45,12 +52,28 @@ class Problems:
         self.items: list[str] = []
 
     def add(self, where: str, message: str) -> None:
-        self.items.append(f"{where}: {message}")
+        self.extend([f"{where}: {message}"])
+
+    def extend(self, found: Iterable[str]) -> None:
+        """Keep `file:line: problem` lines up to MAX_PROBLEMS, then one line saying there are more."""
+        for item in found:
+            if len(self.items) < MAX_PROBLEMS:
+                self.items.append(item)
+            elif len(self.items) == MAX_PROBLEMS:
+                self.items.append(f"… more problems not listed; fix these {MAX_PROBLEMS:,} first")
 
 
 def load_pack(path: str | Path) -> Pack:
     """Load and validate the pack at `path`; raise PackError listing every problem."""
     folder = Path(path)
+    if is_staging(folder):  # complete or not, it is a write in progress or one a kill cut short
+        raise PackError([f"{folder}: the temp folder of an unfinished pack write, not a pack; load the finished "
+                         "folder (without the leading dot), or write the pack again"])
+    return read_pack(folder)
+
+
+def read_pack(folder: Path) -> Pack:
+    """`load_pack` without the staging check: for a writer validating its own staging folder."""
     problems = Problems()
     if not folder.is_dir():
         raise PackError([f"{folder}: not a folder; a pack is a folder with pack.json and documents.jsonl"])
@@ -61,10 +84,10 @@ def load_pack(path: str | Path) -> Pack:
     questions = _load_jsonl(folder / "questions.jsonl", QUESTION_FIELDS, _question, problems)
     pages = _load_jsonl(folder / "pages.jsonl", PAGE_FIELDS, _page, problems)
     _check_references(folder, documents, triples, rules, questions, pages, problems)
-    if problems.items:
+    if problems.items or info is None:  # no info always comes with a problem saying why
         raise PackError(problems.items)
     return Pack(
-        info=info or PackInfo(name=folder.name),
+        info=info,
         documents=tuple(d for _, d in documents),
         triples=tuple(t for _, t in triples),
         rules=tuple(r for _, r in rules),
@@ -78,35 +101,61 @@ def _load_info(path: Path, problems: Problems) -> PackInfo | None:
     if not path.is_file():
         problems.add(path.name, "missing; a pack needs pack.json with at least a name")
         return None
+    text = _read_small_text(path, problems)
+    if text is None:
+        return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        problems.add(f"{path.name}:{getattr(exc, 'lineno', 1)}", f"not valid JSON ({exc})")
+        data = loads_bounded(text, path.name)
+    except PackError as exc:
+        problems.extend(exc.problems)
         return None
-    if not isinstance(data, dict) or not isinstance(data.get("name"), str) or not data["name"].strip():
-        problems.add(f"{path.name}:1", "must be an object with a non-empty string 'name'")
+    where = f"{path.name}:1"
+    if not check_fields(data, PACK_FIELDS, where, problems):
         return None
-    return PackInfo(
-        name=data["name"],
-        title=str(data.get("title", "")),
-        description=str(data.get("description", "")),
-        license=str(data.get("license", "")),
-        temporal=bool(data.get("temporal", False)),
-    )
+    problem = pack_name_problem(data["name"])
+    if problem:  # the name reaches folder and index names: see pack_name_problem
+        problems.add(where, f"{problem}; fix 'name' in pack.json")
+        return None
+    return PackInfo(**{k: v for k, v in data.items() if k in PACK_FIELDS})
+
+
+def _read_small_text(path: Path, problems: Problems) -> str | None:
+    """A whole small file as text, or None with a problem naming the line of a bad byte."""
+    if path.stat().st_size > MAX_LINE_CHARS:
+        problems.add(path.name, f"larger than {MAX_LINE_CHARS:,} bytes; it holds a few short fields")
+        return None
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = raw.rfind(b"\n", 0, exc.start) + 1
+        lineno = raw.count(b"\n", 0, line_start) + 1
+        problems.add(f"{path.name}:{lineno}", _not_utf8(exc.reason, exc.start - line_start))
+        return None
+
+
+def _not_utf8(reason: str, byte: int) -> str:
+    return f"not UTF-8 text ({reason} at byte {byte} of the line); save the file as UTF-8"
 
 
 def _lines(path: Path, problems: Problems) -> Iterator[tuple[int, str]]:
-    """Decoded line by line so a bad byte is reported with its line number."""
+    """Decoded line by line so a bad byte is reported with its line number; memory stays bounded by
+    MAX_LINE_CHARS even for a file with no newline at all."""
     with path.open("rb") as handle:
-        for lineno, raw in enumerate(handle, start=1):
+        for lineno in count(1):
+            raw = handle.readline(MAX_LINE_CHARS + 1)
+            if not raw:
+                return
             where = f"{path.name}:{lineno}"
             if len(raw) > MAX_LINE_CHARS:
-                problems.add(where, f"line longer than {MAX_LINE_CHARS} characters")
+                problems.add(where, f"line longer than {MAX_LINE_CHARS:,} bytes")
+                while raw and not raw.endswith(b"\n"):  # skip the rest of the line a chunk at a time
+                    raw = handle.readline(1 << 20)
                 continue
             try:
                 yield lineno, raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                problems.add(where, f"not UTF-8 text ({exc.reason} at byte {exc.start} of the line)")
+                problems.add(where, _not_utf8(exc.reason, exc.start))
 
 
 def _load_jsonl(
@@ -142,9 +191,9 @@ def parse_records(
             continue
         where = f"{label}:{lineno}"
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.add(where, f"not valid JSON ({exc.msg} at column {exc.colno})")
+            data = loads_bounded(line.rstrip("\r\n"), label, lineno)  # an error at the end stays on this line
+        except PackError as exc:
+            problems.extend(exc.problems)
             continue
         if not check_fields(data, fields, where, problems):
             continue
@@ -157,7 +206,8 @@ def parse_records(
 
 
 def check_fields(data: Any, fields: dict[str, tuple[tuple[type, ...], bool]], where: str,
-               problems: Problems) -> bool:
+                 problems: Problems) -> bool:
+    """Types of the known fields, list items included: a wrong type here would crash a method later."""
     if not isinstance(data, dict):
         problems.add(where, f"expected a JSON object, got {type(data).__name__}")
         return False
@@ -169,9 +219,14 @@ def check_fields(data: Any, fields: dict[str, tuple[tuple[type, ...], bool]], wh
                 ok = False
             continue
         value = data[name]
-        if isinstance(value, bool) or not isinstance(value, types_):
+        if isinstance(value, bool) != (bool in types_) or not isinstance(value, types_):
             wanted = " or ".join(t.__name__ for t in types_)
             problems.add(where, f"field {name!r} must be {wanted}, got {type(value).__name__}")
+            ok = False
+        elif types_ is _LIST and not all(isinstance(v, str) for v in value):
+            bad = next(i for i, v in enumerate(value) if not isinstance(v, str))
+            problems.add(where, f"field {name!r} must be a list of strings; item {bad} is "
+                                f"{type(value[bad]).__name__}")
             ok = False
     if ok and "id" in fields and not str(data["id"]).strip():
         problems.add(where, "empty id")
@@ -179,17 +234,13 @@ def check_fields(data: Any, fields: dict[str, tuple[tuple[type, ...], bool]], wh
     return ok
 
 
-def _strings(values: list[Any]) -> tuple[str, ...]:
-    return tuple(str(v) for v in values)
-
-
 def document_from_record(data: dict[str, Any]) -> Document:
     return Document(id=data["id"], title=data["title"], text=data["text"], url=data.get("url", ""),
-                    entities=_strings(data.get("entities", [])))
+                    entities=tuple(data.get("entities", [])))
 
 
 def _rule(data: dict[str, Any]) -> Rule:
-    return Rule(id=data["id"], head=data["head"], body=_strings(data["body"]),
+    return Rule(id=data["id"], head=data["head"], body=tuple(data["body"]),
                 confidence=float(data["confidence"]), support=data["support"],
                 text=data.get("text", ""))
 
@@ -197,10 +248,10 @@ def _rule(data: dict[str, Any]) -> Rule:
 def _question(data: dict[str, Any]) -> Question:
     known = set(QUESTION_FIELDS)
     return Question(
-        id=data["id"], question=data["question"], answers=_strings(data["answers"]),
+        id=data["id"], question=data["question"], answers=tuple(data["answers"]),
         type=data["type"], hops=data.get("hops", 1),
-        supporting_docs=_strings(data.get("supporting_docs", [])),
-        topic_entities=_strings(data.get("topic_entities", [])),
+        supporting_docs=tuple(data.get("supporting_docs", [])),
+        topic_entities=tuple(data.get("topic_entities", [])),
         query_time=data.get("query_time", ""), dynamism=data.get("dynamism", ""),
         extra={k: v for k, v in data.items() if k not in known},
     )
@@ -208,7 +259,7 @@ def _question(data: dict[str, Any]) -> Question:
 
 def _page(data: dict[str, Any]) -> Page:
     return Page(id=data["id"], url=data["url"], title=data["title"], html=data["html"],
-                question_ids=_strings(data.get("question_ids", [])))
+                question_ids=tuple(data.get("question_ids", [])))
 
 
 def _load_triples(path: Path, problems: Problems) -> list[tuple[int, Triple]]:
@@ -240,8 +291,9 @@ def _check_references(folder: Path, documents: list[tuple[int, Document]],
     relations = {t.relation for _, t in triples}
     for lineno, rule in rules:
         where = f"rules.jsonl:{lineno}"
-        if not rule.body:
-            problems.add(where, "empty body; a rule needs at least one body relation")
+        problem = body_problem(rule.body)  # empty, or too long to follow in bounded time
+        if problem:
+            problems.add(where, problem)
         for relation in (rule.head, *rule.body):
             if relation.lstrip("~") not in relations:
                 known = ", ".join(sorted(relations)[:12]) or "none (no triples.tsv)"

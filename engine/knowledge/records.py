@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
+
+from engine.errors import PackError
 
 QUESTION_TYPES = (
     "factoid",
@@ -19,14 +22,39 @@ QUESTION_TYPES = (
 )
 INVALID_QUESTION = "invalid question"
 
+# A pack's name becomes part of folder, file and index names (`finetuned/<name>-…`, `packs/<name>`,
+# Chroma collections), so it may hold only characters that are plain in a path on every system.
+PACK_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,62}[A-Za-z0-9_-])?")
+# Windows opens a device, not a file, for these names, whatever the extension.
+RESERVED_NAMES = frozenset({"con", "prn", "aux", "nul",
+                            *(f"{port}{n}" for port in ("com", "lpt") for n in range(1, 10))})
+
+
+def pack_name_problem(name: str) -> str:
+    """Why `name` cannot name a pack, or "" when it can: a hostile name must never reach a path (issue 15)."""
+    shown = repr(name if len(name) <= 80 else name[:80] + "…")
+    if not PACK_NAME.fullmatch(name) or ".." in name:
+        return (f"pack name {shown} is not allowed; use 1–64 letters, digits, '-', '_' or '.', starting "
+                "with a letter or digit, not ending with '.', without '..' (e.g. 'my-notes')")
+    if name.split(".")[0].casefold() in RESERVED_NAMES:
+        return f"pack name {shown} is a reserved device name on Windows; choose another (e.g. '{name}-pack')"
+    return ""
+
 
 @dataclass(frozen=True)
 class PackInfo:
+    """The pack's own description; a PackInfo with an unsafe name cannot exist, so paths built from it are safe."""
+
     name: str
     title: str = ""
     description: str = ""
     license: str = ""
     temporal: bool = False
+
+    def __post_init__(self) -> None:
+        problem = pack_name_problem(self.name)
+        if problem:
+            raise PackError([problem])
 
 
 @dataclass(frozen=True)

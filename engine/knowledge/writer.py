@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,16 +25,25 @@ def write_pack(pack: Pack, out: str | Path) -> Path:
     return target
 
 
+# `.NAME.PID.XXXXXXXX` (mkdtemp's 8-character suffix); folders from before the PID was recorded lack it.
+_STAGING = re.compile(r"\.(?P<name>.+?)\.(?:(?P<pid>\d+)\.)?[a-z0-9_]{8}")
+LEGACY_STAGING_MAX_AGE_S = 3600  # no owner recorded: a write takes seconds, so an hour-old one was killed
+
+
 @contextmanager
 def staged(target: Path) -> Iterator[Path]:
     """A temp folder beside `target` that becomes `target` in one rename if the block succeeds.
 
-    On any error the temp folder is removed, so a pack folder is either complete or absent.
+    On any error the temp folder is removed, so a pack folder is either complete or absent; one
+    left by a killed process is swept at the next write of the same target (issue 15).
     """
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise PackError([f"{target}: already exists; choose a new folder for the pack"])
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    check_target(target)
+    sweep_staging(target.parent, target.name)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}.", dir=target.parent))
+    except OSError as exc:
+        raise PackError([f"{target}: cannot be created ({exc.strerror or exc})"]) from None
     try:
         yield staging
         if target.exists():
@@ -41,6 +52,75 @@ def staged(target: Path) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def check_target(target: Path, *, folder: bool = True) -> None:
+    """Fail before any work when `target` cannot be written, so no result is computed only to be lost.
+
+    A folder target must be new or empty; a file target must be new or a regular file; either way the
+    nearest existing parent must be a folder this process may write in (missing parents are created).
+    """
+    try:
+        if folder and target.exists() and (not target.is_dir() or any(target.iterdir())):
+            raise PackError([f"{target}: already exists; choose a new folder"])
+        if not folder and target.is_dir():
+            raise PackError([f"{target}: is a folder, not a file; name the file to write inside it"])
+        if not folder and target.exists() and not target.is_file():  # the atomic rename would replace a device
+            raise PackError([f"{target}: is not a regular file (a device, pipe or socket); name a file to write"])
+        parent = next((p for p in (target.parent, *target.parent.parents) if p.exists()), None)
+    except OSError as exc:
+        raise PackError([f"{target}: cannot be checked ({exc.strerror or exc})"]) from None
+    if parent is None or not parent.is_dir():
+        raise PackError([f"{target}: cannot be created: {parent or target.parent} is not a folder"])
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise PackError([f"{target}: cannot be created: no permission to write in {parent}"])
+
+
+def is_staging(path: Path) -> bool:
+    """Whether `path` is the temp folder of a pack write (complete or not, it is never a pack to load)."""
+    return _STAGING.fullmatch(Path(path).name) is not None
+
+
+def sweep_staging(folder: Path, name: str = "") -> list[Path]:
+    """Remove the staging folders in `folder` whose writer is gone; only those of target `name` if given.
+
+    Naming a target keeps the sweep to what this writer could have left, since `folder` may be any
+    user folder; the packs folder is swept whole. A folder whose owner still runs is kept.
+    """
+    removed = []
+    try:
+        entries = list(folder.iterdir()) if folder.is_dir() else []
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _STAGING.fullmatch(entry.name)
+        if match is None or (name and match["name"] != name) or entry.is_symlink() or not entry.is_dir():
+            continue
+        if _abandoned(entry, match["pid"]):
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+    return removed
+
+
+def _abandoned(staging: Path, pid: str | None) -> bool:
+    if pid is not None:
+        return not _running(int(pid))
+    try:
+        return time.time() - staging.stat().st_mtime > LEGACY_STAGING_MAX_AGE_S
+    except OSError:
+        return False
+
+
+def _running(pid: int) -> bool:
+    if pid <= 0:  # 0 and negative numbers name process groups, never a writer
+        return False
+    try:
+        os.kill(pid, 0)  # signal 0 only asks whether the process exists
+    except (ProcessLookupError, OverflowError):
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
 
 
 def copy_pack_files(source: Path, folder: Path, name: str) -> None:

@@ -19,6 +19,10 @@ constrains nothing. Facts stated several times use the earliest body time and th
 `temporal_confidence` = temporal_support / |B|; with `temporal=True` the thresholds apply to the
 temporal figures. On the demo pack (times only on awards and discoveries) only r14 changes:
 support 13 → temporal support 9 (advisors whose prize came after their student's).
+
+Bounded (issue 15): B is counted start by start and never held (a hub makes it entities² pairs), and
+the whole mining has `max_seconds`; when they run out it fails with a message rather than leave rules
+out unseen.
 """
 
 from __future__ import annotations
@@ -26,11 +30,13 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.errors import RagscopeError
 from engine.knowledge.records import Rule, Triple
+from engine.rules.walk import Deadline
 
 Progress = Callable[[int, int], None]  # (done, total) body paths examined
 # relation -> start -> end -> time ("" = untimed); one map per direction
@@ -46,6 +52,17 @@ class MiningConfig:
     max_rules: int = 500
     max_length: int = 2
     temporal: bool = False
+    max_seconds: float = 120.0  # issue 15: a KG with hubs has entities² body pairs; walking them is bounded
+
+
+@dataclass
+class _BodyCounts:
+    """One body's figures, filled start by start: |B|, and per head its support, PCA pairs and supported pairs."""
+
+    body_pairs: int = 0
+    support: dict[str, int] = field(default_factory=dict)
+    pca_body_pairs: dict[str, int] = field(default_factory=dict)
+    supported: dict[str, list[Pair]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -102,25 +119,34 @@ class MinedRule:
 
 def mine_rules(triples: Sequence[Triple], config: MiningConfig = MiningConfig(),
                progress: Progress | None = None) -> tuple[MinedRule, ...]:
-    """Every rule with a body of length ≤ `max_length` that passes the thresholds, best first."""
+    """Every rule with a body of length ≤ `max_length` that passes the thresholds, best first.
+
+    Raises RagscopeError when `config.max_seconds` run out: a partial mining would leave rules out unseen.
+    """
     adjacency = _adjacency(triples)
     latest = _latest_head_times(triples) if config.temporal else {}
-    heads = {rel: _pairs_of(adjacency[rel]) for rel in sorted({t.relation for t in triples})}
-    subjects = {rel: {x for x, _ in pairs} for rel, pairs in heads.items()}
+    relations = sorted({t.relation for t in triples})
+    head_tails = _head_tails(adjacency, relations)
+    heads = dict.fromkeys(relations, 0)  # head -> |{(X, Y) : head(X, Y), X ≠ Y}|
+    for by_head in head_tails.values():
+        for head, tails in by_head.items():
+            heads[head] += len(tails)
     bodies = _bodies(sorted(adjacency), config.max_length)
+    deadline = Deadline.after(config.max_seconds)
     found: list[MinedRule] = []
     for done, body in enumerate(bodies, start=1):
-        pairs = _body_pairs(adjacency, body)
-        for head, head_pairs in heads.items() if pairs else ():
-            if body == (head,):
-                continue
-            support = len(pairs & head_pairs) if len(pairs) < len(head_pairs) else len(head_pairs & pairs)
-            if support < config.min_support:
+        counts = _body_counts(adjacency, body, head_tails, config.temporal, deadline)
+        if counts is None:
+            raise RagscopeError(f"rule mining {deadline.message()} with {done - 1:,} of {len(bodies):,} rule "
+                                "bodies walked; mine a pack with fewer triples or raise MiningConfig.max_seconds")
+        for head, head_pairs in heads.items() if counts.body_pairs else ():
+            support = counts.support.get(head, 0)
+            if body == (head,) or support < config.min_support:
                 continue
             rule = MinedRule(
-                head=head, body=body, support=support, body_pairs=len(pairs), head_pairs=len(head_pairs),
-                pca_body_pairs=sum(1 for x, _ in pairs if x in subjects[head]),
-                temporal_support=_temporal_support(adjacency, latest, head, body, pairs & head_pairs)
+                head=head, body=body, support=support, body_pairs=counts.body_pairs, head_pairs=head_pairs,
+                pca_body_pairs=counts.pca_body_pairs.get(head, 0),
+                temporal_support=_temporal_support(adjacency, latest, head, body, counts.supported.get(head, []))
                 if config.temporal else None,
             )
             if _passes(rule, config):
@@ -187,10 +213,6 @@ def _earliest(a: str, b: str) -> str:
     return "" if not a or not b else min(a, b)
 
 
-def _pairs_of(edges: dict[str, dict[str, str]]) -> set[Pair]:
-    return {(x, y) for x, ends in edges.items() for y in ends if x != y}
-
-
 def _bodies(relations: Sequence[str], max_length: int) -> list[tuple[str, ...]]:
     bodies: list[tuple[str, ...]] = [(r,) for r in relations]
     if max_length >= 2:
@@ -198,12 +220,36 @@ def _bodies(relations: Sequence[str], max_length: int) -> list[tuple[str, ...]]:
     return bodies
 
 
-def _body_pairs(adjacency: Adjacency, body: tuple[str, ...]) -> set[Pair]:
+def _head_tails(adjacency: Adjacency, heads: Iterable[str]) -> dict[str, dict[str, set[str]]]:
+    """x -> head -> {y ≠ x : head(x, y)}: what a body pair starting at x is checked against."""
+    tails: dict[str, dict[str, set[str]]] = defaultdict(dict)
+    for head in heads:
+        for x, ends in adjacency[head].items():
+            ys = {y for y in ends if y != x}
+            if ys:
+                tails[x][head] = ys
+    return tails
+
+
+def _body_counts(adjacency: Adjacency, body: tuple[str, ...], head_tails: dict[str, dict[str, set[str]]],
+                 keep_supported: bool, deadline: Deadline) -> _BodyCounts | None:
+    """The body's pair counts, start by start (B itself is never held); None when the deadline passed."""
+    counts = _BodyCounts()
     first = adjacency[body[0]]
-    if len(body) == 1:
-        return _pairs_of(first)
-    second = adjacency[body[1]]
-    return {(x, y) for x, mids in first.items() for z in mids for y in second.get(z, ()) if x != y}
+    second = adjacency[body[1]] if len(body) > 1 else None
+    for x, mids in first.items():
+        if deadline.passed():
+            return None
+        ends = set(mids) if second is None else {y for z in mids for y in second.get(z, ())}
+        ends.discard(x)
+        counts.body_pairs += len(ends)
+        for head, tails in head_tails.get(x, {}).items() if ends else ():
+            supported = ends & tails
+            counts.support[head] = counts.support.get(head, 0) + len(supported)
+            counts.pca_body_pairs[head] = counts.pca_body_pairs.get(head, 0) + len(ends)
+            if keep_supported:
+                counts.supported.setdefault(head, []).extend((x, y) for y in supported)
+    return counts
 
 
 def _latest_head_times(triples: Sequence[Triple]) -> dict[tuple[str, str, str], str]:
@@ -216,7 +262,7 @@ def _latest_head_times(triples: Sequence[Triple]) -> dict[tuple[str, str, str], 
 
 
 def _temporal_support(adjacency: Adjacency, latest: dict[tuple[str, str, str], str], head: str,
-                      body: tuple[str, ...], supported: set[Pair]) -> int:
+                      body: tuple[str, ...], supported: Iterable[Pair]) -> int:
     return sum(1 for x, y in supported if _grounded_in_time(adjacency, body, x, y, latest[(head, x, y)]))
 
 

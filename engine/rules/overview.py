@@ -9,6 +9,7 @@ from engine.graph.kg import KnowledgeGraph
 from engine.knowledge.records import Rule
 from engine.rules.statistics import rule_statistics
 from engine.rules.text import body_variables
+from engine.rules.walk import TIME_LIMIT_S
 
 
 def rule_formula(rule: Rule) -> str:
@@ -30,16 +31,20 @@ def rule_rows(rules: Sequence[Rule]) -> list[dict[str, Any]]:
              "confidence": r.confidence} for r in rules]
 
 
-def statistics_rows(kg: KnowledgeGraph, rules: Sequence[Rule]) -> list[dict[str, Any]]:
-    """Stored support/confidence next to what the pack's triples give today; `matches` flags drift."""
+def statistics_rows(kg: KnowledgeGraph, rules: Sequence[Rule],
+                    seconds: float = TIME_LIMIT_S) -> list[dict[str, Any]]:
+    """Stored support/confidence next to what the pack's triples give today; `matches` flags drift, `note` a
+    recount the time limit cut short."""
     rows = []
     for rule in rules:
-        stats = rule_statistics(kg, rule.head, rule.body)
+        stats = rule_statistics(kg, rule.head, rule.body, seconds)
         rows.append({
             "id": rule.id, "rule": rule_formula(rule), "body pairs": stats.body_pairs,
             "stored support": rule.support, "support": stats.support,
             "stored confidence": rule.confidence, "confidence": stats.confidence,
             # Confidence is stored rounded (docs/packs.md): compare at that precision.
-            "matches": stats.support == rule.support and abs(stats.confidence - rule.confidence) < 0.0015,
+            "matches": not stats.stopped and stats.support == rule.support
+            and abs(stats.confidence - rule.confidence) < 0.0015,
+            "note": stats.stopped,
         })
     return rows

@@ -4,7 +4,7 @@ A rule is the same rule as another when head and body are equal; the id is only 
 new rule whose id is taken gets the next free `m001`, `m002`, … The pack's existing lines are kept
 byte for byte (they may carry fields the loader ignores, such as a miner's statistics) and the new
 rules are appended. The whole pack is first loaded with the new text as its rules.jsonl by
-`load_pack` (the one definition of a valid pack); only then is the text written beside the old file
+`read_pack` (the one definition of a valid pack); only then is the text written beside the old file
 and renamed over it, so a reader, or a crash, sees the old file or the new one, never a mix.
 
 Packs inside the repository's assets/ ship with ragscope and are never changed in place
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from engine.errors import PackError
 from engine.files import write_text_atomic
-from engine.knowledge.loader import load_pack
+from engine.knowledge.loader import read_pack
 from engine.knowledge.records import Pack, Rule
 from engine.knowledge.uploads import pack_name_problem
 from engine.knowledge.writer import copy_pack_files, rule_record, staged
@@ -79,7 +79,7 @@ def save_rules(folder: str | Path, rules: Sequence[Rule]) -> SavedRules:
         raise PackError([f"{folder}: this pack ships with ragscope and is not changed in place; save the rules "
                          "into a copy under $RAGSCOPE_HOME/packs (the Knowledge page offers one) and use that"])
     with _SAVING:
-        current = load_pack(folder)
+        current = read_pack(folder)  # also the staging folder of save_rules_as_copy
         added, duplicates = merge_rules(current.rules, rules)
         if not added:
             return SavedRules(current, (), duplicates)
@@ -114,11 +114,11 @@ def _free_id(taken: set[str]) -> str:
 
 
 def _load_with_rules(folder: Path, rules: str) -> Pack:
-    """The pack as `load_pack` will see it with `rules` as its rules.jsonl (other files linked into a scratch dir)."""
+    """The pack as the loader will see it with `rules` as its rules.jsonl (other files linked into a scratch dir)."""
     with tempfile.TemporaryDirectory(prefix="ragscope-rules-check-") as scratch:
         view = Path(scratch)
         for item in folder.iterdir():
             if item.is_file() and not item.name.startswith(".") and item.name != RULES_FILE:
                 (view / item.name).symlink_to(item.resolve())
         (view / RULES_FILE).write_text(rules, encoding="utf-8")
-        return load_pack(view)
+        return read_pack(view)

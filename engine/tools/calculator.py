@@ -58,10 +58,16 @@ class _Budget:
 
 
 def calculate(expression: str) -> float:
-    """Evaluate plain arithmetic and return a float; anything else raises `CalculationError`."""
+    """Evaluate plain arithmetic and return a float; anything else raises `CalculationError`, and only that:
+    one bad model-written expression must not abort a whole run (issue 15)."""
     tree = _parse(expression)
     budget = _Budget(time.perf_counter() + TIME_LIMIT_S)
-    return float(_evaluate(tree.body, budget))
+    try:
+        return float(_evaluate(tree.body, budget))
+    except (ArithmeticError, ValueError, TypeError, RecursionError, MemoryError) as exc:
+        # the checks below bound every operation first; this is the backstop for one they missed
+        raise CalculationError(f"expression {expression[:60]!r} cannot be evaluated: {type(exc).__name__}: "
+                               f"{exc}") from None
 
 
 def calculation_step(expression: str, iteration: int = 0) -> CalculationStep:
@@ -138,16 +144,20 @@ def _binary(node: ast.BinOp, budget: _Budget) -> Number:
 
 
 def _power(base: Number, exponent: Number) -> Number:
+    """base ** exponent, its size bounded before it is computed: (1e-10) ** -50 raised OverflowError (issue 15)."""
     if abs(exponent) > MAX_EXPONENT:
         raise CalculationError(
             f"exponent {exponent!r} is too large; |exponent| ≤ {MAX_EXPONENT} is allowed"
         )
-    if base == 0 and exponent < 0:
-        raise CalculationError(f"division by zero in 0 ** {exponent!r}")
-    if abs(base) > 1 and exponent > 0 and exponent * math.log10(abs(base)) > math.log10(MAX_MAGNITUDE):
-        raise CalculationError(f"{base!r} ** {exponent!r} exceeds the magnitude limit {MAX_MAGNITUDE:.0e}")
+    if base == 0:
+        if exponent < 0:
+            raise CalculationError(f"division by zero in 0 ** {exponent!r}")
+        return base**exponent
+    shown = f"({base!r})" if base < 0 else repr(base)
     if base < 0 and not float(exponent).is_integer():
-        raise CalculationError(f"({base!r}) ** {exponent!r} has no real value")
+        raise CalculationError(f"{shown} ** {exponent!r} has no real value")
+    if exponent * math.log10(abs(base)) > math.log10(MAX_MAGNITUDE):
+        raise CalculationError(f"{shown} ** {exponent!r} exceeds the magnitude limit {MAX_MAGNITUDE:.0e}")
     return base**exponent
 
 
@@ -199,9 +209,14 @@ def _checked(value: Number) -> Number:
         raise CalculationError(f"result {value!r} is not a finite number")
     if abs(value) > MAX_MAGNITUDE:
         raise CalculationError(
-            f"intermediate value {value:.3g} exceeds the magnitude limit {MAX_MAGNITUDE:.0e}"
+            f"intermediate value {_size(value)} exceeds the magnitude limit {MAX_MAGNITUDE:.0e}"
         )
     return value
+
+
+def _size(value: Number) -> str:
+    """A huge number in a few characters; a 400-digit int has no float form (`:.3g` raised OverflowError)."""
+    return f"{value:.3g}" if abs(value) < 1e300 else f"of about 10^{math.log10(abs(value)):.0f}"
 
 
 def _describe(node: ast.AST) -> str:

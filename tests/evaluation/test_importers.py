@@ -168,3 +168,17 @@ def test_distractor_items_with_bad_structure_are_reported(tmp_path):
     assert lines[0] == f"{path}: item 1: unknown type 'riddle'; allowed: bridge, comparison"
     assert lines[1] == f"{path}: item 2: supporting title(s) ['Nowhere'] are not in its context"
     assert lines[2].startswith(f"{path}: item 3: context[0]: expected [title, [sentences]]")
+
+
+@pytest.mark.parametrize("text, words", [
+    ("[" * 100_000 + "]" * 100_000, ":1: nested deeper than"),          # RecursionError in json.loads
+    ('[{"_id": 1' + "9" * 5000 + "}]", ":1: integer with 5001 digits"),  # ValueError past 4,300 digits
+    ('[\n{"question": "\\ud800"}]', ":2: a string contains a lone UTF-16 surrogate"),
+])
+def test_hostile_json_is_refused_with_its_line_not_a_crash(tmp_path, text, words):
+    path = _file(tmp_path, text)
+    assert _error(path).startswith(f"{path}{words}")
+
+
+def test_a_folder_given_as_the_file_is_refused(tmp_path):
+    assert _error(tmp_path) == f"{tmp_path}: is a folder; give the dataset's .json file"

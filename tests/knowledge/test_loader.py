@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -68,6 +69,13 @@ def test_a_rule_naming_an_unknown_relation_is_reported(make_pack):
     assert _has(problems, "rules.jsonl:1", "unknown relation 'mayor_of'")
 
 
+def test_a_rule_body_longer_than_the_cap_is_reported_with_the_cap(make_pack):
+    # issue 15: a 60-relation body took 22 GB to follow
+    rule = {"id": "r1", "head": "nationality", "body": ["born_in", "~born_in"] * 30, "confidence": 0.5, "support": 1}
+    problems = _problems(make_pack({"rules.jsonl": json.dumps(rule)}))
+    assert _has(problems, "rules.jsonl:1", "body has 60 relations; at most 6 are allowed")
+
+
 def test_a_triple_line_with_two_fields_is_reported(make_pack):
     problems = _problems(make_pack({"triples.tsv": "A\tborn_in\tB\nA\tborn_in\n", "rules.jsonl": None}))
     assert _has(problems, "triples.tsv:2", "got 2")
@@ -124,3 +132,104 @@ def test_a_document_containing_script_loads_with_its_text_unchanged(make_pack):
 def test_a_path_that_is_not_a_folder_is_reported(tmp_path):
     problems = _problems(tmp_path / "nowhere")
     assert "not a folder" in problems[0]
+
+
+# ---- hostile and careless input (issue 15) ------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["../../outside", "a/b", "..", ".hidden", "a..b", "ends.", "two words",
+                                  "x" * 65, "line\n", "CON", "lpt1.txt", "Zoë"])
+def test_a_pack_name_that_could_leave_its_folder_is_refused_at_load(make_pack, name):
+    problems = _problems(make_pack({"pack.json": json.dumps({"name": name})}))
+    assert _has(problems, "pack.json:1", "pack name")
+    assert any("not allowed" in p or "reserved" in p for p in problems)
+
+
+def test_a_dotted_pack_name_loads(make_pack):
+    assert load_pack(make_pack({"pack.json": json.dumps({"name": "hotpot.v1_dev-2"})})).info.name == "hotpot.v1_dev-2"
+
+
+def test_a_pack_info_with_an_unsafe_name_cannot_be_built():
+    with pytest.raises(PackError, match="not allowed"):
+        PackInfo(name="../../etc")
+
+
+def test_pack_json_fields_of_the_wrong_type_are_reported(make_pack):
+    problems = _problems(make_pack({"pack.json": json.dumps({"name": "tiny", "temporal": "false", "title": 3})}))
+    assert _has(problems, "pack.json:1", "field 'temporal' must be bool, got str")
+    assert _has(problems, "pack.json:1", "field 'title' must be str, got int")
+
+
+def test_deep_nesting_is_reported_with_its_line_in_every_file(make_pack):
+    deep = "[" * 100_000
+    docs = '{"id": "a", "title": "A", "text": "x"}\n{"id": "b", "title": "B", "text": "y", "x": ' + deep + "\n"
+    problems = _problems(make_pack({"documents.jsonl": docs, "pack.json": '{\n"name": ' + deep, **DOCS_ONLY}))
+    assert _has(problems, "documents.jsonl:2", "nested deeper than 64 levels")
+    assert _has(problems, "pack.json:2", "nested deeper than 64 levels")
+
+
+def test_an_integer_beyond_int64_is_reported_instead_of_crashing(make_pack):
+    rule = '{"id": "r1", "head": "nationality", "body": ["born_in"], "confidence": 0.5, "support": ' + "9" * 5000 + "}"
+    problems = _problems(make_pack({"rules.jsonl": rule}))
+    assert problems == ["rules.jsonl:1: integer with 5000 digits; at most 18 are allowed "
+                        "(write a larger number as a string)"]
+
+
+def test_a_huge_float_is_a_number_out_of_range_not_a_crash(make_pack):
+    rule = '{"id": "r1", "head": "nationality", "body": ["born_in"], "confidence": 1e999, "support": 1}'
+    assert _has(_problems(make_pack({"rules.jsonl": rule})), "rules.jsonl:1", "confidence inf outside [0, 1]")
+
+
+def test_a_lone_surrogate_escape_is_refused_and_a_surrogate_pair_loads(make_pack):
+    lone = '{"id": "a", "title": "A", "text": "broken \\udc80 text"}\n'
+    problems = _problems(make_pack({"documents.jsonl": '{"id": "b", "title": "B", "text": "ok"}\n' + lone,
+                                    **DOCS_ONLY}))
+    assert _has(problems, "documents.jsonl:2", "lone UTF-16 surrogate")
+    pair = '{"id": "a", "title": "A", "text": "smile \\ud83d\\ude00"}\n'
+    assert load_pack(make_pack({"documents.jsonl": pair, **DOCS_ONLY})).documents[0].text == "smile 😀"
+
+
+def test_a_lone_surrogate_in_a_question_is_refused(make_pack):
+    question = '{"id": "q1", "question": "Who \\ud800?", "answers": ["x"], "type": "factoid"}'
+    problems = _problems(make_pack({"questions.jsonl": question, "pages.jsonl": None}))
+    assert _has(problems, "questions.jsonl:1", "lone UTF-16 surrogate")
+
+
+def test_invalid_utf8_in_pack_json_names_its_line(make_pack):
+    problems = _problems(make_pack({"pack.json": b'{\n  "name": "tiny",\n  "title": "caf\xe9"\n}'}))
+    assert problems == ["pack.json:3: not UTF-8 text (invalid continuation byte at byte 15 of the line); "
+                        "save the file as UTF-8"]
+
+
+def test_list_fields_must_hold_strings(make_pack):
+    question = {"id": "q1", "question": "Who?", "answers": ["x", {"nested": 1}], "type": "factoid"}
+    problems = _problems(make_pack({"questions.jsonl": json.dumps(question), "pages.jsonl": None}))
+    assert _has(problems, "questions.jsonl:1", "field 'answers' must be a list of strings; item 1 is dict")
+
+
+def test_an_over_long_line_is_skipped_without_losing_the_line_count(make_pack, monkeypatch):
+    import engine.knowledge.loader as loader
+
+    monkeypatch.setattr(loader, "MAX_LINE_CHARS", 300)
+    docs = '{"id": "a", "title": "A", "text": "' + "x" * 5000 + '"}\n{"id": "b", "title": "B", "text": "y"}\n' + "{"
+    problems = _problems(make_pack({"documents.jsonl": docs, **DOCS_ONLY}))
+    assert [p.split(": ")[0] for p in problems] == ["documents.jsonl:1", "documents.jsonl:3"]
+
+
+def test_a_file_of_garbage_keeps_a_bounded_list_of_problems(make_pack):
+    from engine.knowledge.loader import MAX_PROBLEMS
+
+    problems = _problems(make_pack({"documents.jsonl": "x\n" * (MAX_PROBLEMS + 500), **DOCS_ONLY}))
+    assert len(problems) == MAX_PROBLEMS + 1
+    assert problems[-1].startswith("… more problems not listed")
+
+
+def test_a_staging_folder_is_never_loaded_even_when_complete(tmp_path):
+    import shutil
+
+    from paths import MINI_PACK
+
+    staging = tmp_path / f".mini.{os.getpid()}.abcd1234"
+    shutil.copytree(MINI_PACK, staging)
+    with pytest.raises(PackError, match="temp folder of an unfinished pack write"):
+        load_pack(staging)

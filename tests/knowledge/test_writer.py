@@ -87,3 +87,99 @@ def test_a_copied_pack_takes_its_new_name_and_leaves_temp_files_behind(make_pack
     copied, original = load_pack(copy), load_pack(source)
     assert copied.info == replace(original.info, name="tiny-copy")
     _same_content(replace(copied, info=original.info), original)
+
+
+def _killed_write(target: Path) -> Path:
+    """A real process killed inside `staged` (as a killed ingest or upload is): its staging folder stays."""
+    import subprocess
+    import sys
+
+    from paths import ROOT
+
+    code = ("import os, sys; from pathlib import Path; from engine.knowledge.writer import staged\n"
+            "with staged(Path(sys.argv[1])) as folder:\n"
+            "    (folder / 'pack.json').write_text('{\"name\": \"half\"}')\n"
+            "    os.kill(os.getpid(), 9)\n")
+    subprocess.run([sys.executable, "-c", code, str(target)], cwd=ROOT, check=False, timeout=60)
+    (left,) = [p for p in target.parent.iterdir() if p.name.startswith(f".{target.name}.")]
+    return left
+
+
+def test_a_killed_write_leaves_a_staging_folder_that_the_next_write_of_that_target_sweeps(make_pack, tmp_path):
+    from engine.knowledge.writer import is_staging
+
+    target = tmp_path / "packs" / "kelvin"
+    left = _killed_write(target)
+    assert is_staging(left) and not target.exists()
+    write_pack(load_pack(make_pack()), target)
+    assert sorted(p.name for p in target.parent.iterdir()) == ["kelvin"]
+
+
+def test_the_sweep_keeps_live_writers_fresh_legacy_folders_and_anything_not_staging(tmp_path):
+    import os
+    import time
+
+    from engine.knowledge.writer import LEGACY_STAGING_MAX_AGE_S, sweep_staging
+
+    names = {
+        "dead": ".a.999999999.abcd1234",       # no such process
+        "live": f".a.{os.getpid()}.abcd1234",  # this process: a write in progress in another session
+        "old": ".a.k2j4h5g6",                  # written before the PID was recorded, hours ago
+        "fresh": ".b.k2j4h5g6",                # the same, a minute ago: perhaps still being written
+        "other": ".config",                    # a user's hidden folder, never touched
+        "pack": "a",
+    }
+    for name in names.values():
+        (tmp_path / name).mkdir()
+    stale = time.time() - LEGACY_STAGING_MAX_AGE_S - 60
+    os.utime(tmp_path / names["old"], (stale, stale))
+    assert sweep_staging(tmp_path, "b") == []  # only the named target's folders when one is named
+    removed = sweep_staging(tmp_path)
+    assert sorted(p.name for p in removed) == sorted([names["dead"], names["old"]])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([names["live"], names["fresh"], ".config", "a"])
+
+
+@pytest.mark.parametrize("name, staging", [
+    (".mini.4242.abcd_123", True), (".my.pack.7.zzzzzzzz", True), (".mini.k2j4h5g6", True),
+    ("mini", False), (".config", False), (".mini.abc", False), ("mini.4242.abcd1234", False),
+])
+def test_staging_folders_are_recognised_by_name(name, staging):
+    from engine.knowledge.writer import is_staging
+
+    assert is_staging(Path("/packs") / name) is staging
+
+
+def test_a_target_that_cannot_be_written_fails_before_any_work(tmp_path):
+    from engine.knowledge.writer import check_target
+
+    (tmp_path / "file.txt").write_text("x", encoding="utf-8")
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(PackError, match="file.txt is not a folder"):
+        check_target(tmp_path / "file.txt" / "deeper" / "out")
+    with pytest.raises(PackError, match="is a folder, not a file"):
+        check_target(tmp_path / "folder", folder=False)
+    with pytest.raises(PackError, match="already exists"):
+        check_target(tmp_path / "file.txt")
+    with pytest.raises(PackError, match="/dev/null: is not a regular file"):  # root would replace the device
+        check_target(Path("/dev/null"), folder=False)
+    check_target(tmp_path / "file.txt", folder=False)  # an existing file is replaced: fine
+    check_target(tmp_path / "new" / "nested" / "out")  # missing parents are created later: fine
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt", "folder"]
+
+
+def test_the_sidebar_never_lists_a_staging_folder_and_sweeps_the_abandoned_ones(tmp_path, monkeypatch):
+    import os
+    import shutil
+
+    import ui_state
+    from engine.settings import Settings
+
+    from paths import MINI_PACK
+
+    packs = tmp_path / "packs"
+    for name in ("mini", ".mini.999999999.abcd1234", f".half.{os.getpid()}.abcd1234"):
+        shutil.copytree(MINI_PACK, packs / name)  # each would load as a pack
+    monkeypatch.setattr(ui_state, "PACK_ROOTS", ())
+    monkeypatch.setattr(ui_state, "settings", lambda: Settings(home=tmp_path))
+    assert list(ui_state.available_packs()) == ["mini"]
+    assert not (packs / ".mini.999999999.abcd1234").exists() and len(list(packs.iterdir())) == 2

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+import time
+import tracemalloc
+
+import pytest
 
 from engine.cli import main
+from engine.errors import RagscopeError
 from engine.graph.kg import KnowledgeGraph
 from engine.knowledge.loader import load_pack
 from engine.knowledge.records import Triple
@@ -126,3 +131,24 @@ def test_the_knowledge_page_mines_rules_with_the_chosen_thresholds(open_app):
     rows = at.dataframe[-1].value.to_dict("records")
     assert any(r["rule"] == "[X, born in, Z] and [Z, located in, Y] leads to [X, citizen of, Y]"
                and r["support"] == 3 and r["confidence"] == 0.75 for r in rows)
+
+
+def test_a_hub_is_mined_start_by_start_in_little_memory_and_time():
+    # 2,000 people born in one city: `born_in, ~born_in` joins 2000 × 1999 pairs (> 400 MB as a set)
+    triples = [Triple(f"p{i}", "born_in", "Hub") for i in range(2000)]
+    triples += [Triple(f"p{i}", "knows", f"p{i + 1}") for i in range(3)]
+    tracemalloc.start()
+    started = time.perf_counter()
+    mined = mine_rules(triples, MiningConfig(min_support=1, min_confidence=0.0))
+    elapsed = time.perf_counter() - started
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    rule = next(r for r in mined if (r.head, r.body) == ("knows", ("born_in", "~born_in")))
+    assert (rule.support, rule.body_pairs, rule.pca_body_pairs) == (3, 2000 * 1999, 3 * 1999)
+    assert peak < 20_000_000 and elapsed < 5.0
+
+
+def test_mining_past_its_time_limit_fails_with_a_message_rather_than_leave_rules_out(demo_pack):
+    with pytest.raises(RagscopeError, match=r"rule mining stopped after the -1 s time limit with 0 of [\d,]+ rule "
+                                            r"bodies walked; mine a pack with fewer triples or raise"):
+        mine_rules(demo_pack.triples, MiningConfig(max_seconds=-1.0))

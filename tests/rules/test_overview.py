@@ -30,4 +30,9 @@ def test_recomputed_statistics_match_the_mini_pack_and_flag_drift(mini_pack):
     assert all(r["matches"] for r in statistics_rows(kg, mini_pack.rules))
     drifted = replace(mini_pack.rules[0], support=99)
     row = statistics_rows(kg, [drifted])[0]
-    assert not row["matches"] and row["stored support"] == 99 and row["support"] == 3
+    assert not row["matches"] and row["stored support"] == 99 and row["support"] == 3 and row["note"] == ""
+
+
+def test_a_recount_the_time_limit_cut_is_no_match_and_says_why(mini_pack):
+    row = statistics_rows(KnowledgeGraph.from_pack(mini_pack), mini_pack.rules[:1], seconds=-1.0)[0]
+    assert not row["matches"] and row["note"].startswith("stopped after the -1 s time limit")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from engine.errors import CalculationError
@@ -127,3 +129,40 @@ def test_calculation_step_records_the_error_and_never_raises(expression: object)
 def test_calculation_step_round_trips_through_json() -> None:
     step = calculation_step("2023 - 1999")
     assert step_from_dict(step_to_dict(step)) == step
+
+
+@pytest.mark.parametrize(
+    ("expression", "named"),
+    [
+        ("(1e-10)**-50", "1e-10 ** -50 exceeds the magnitude limit"),  # issue 15: OverflowError before
+        ("(-1e-10)**-51", "(-1e-10) ** -51 exceeds the magnitude limit"),
+        ("0.5 ** -99.5", "0.5 ** -99.5 exceeds the magnitude limit"),
+        ("9" * 400, "intermediate value of about 10^400 exceeds"),  # a 400-digit literal has no float form
+        ("1" * 309 + " - 1", "intermediate value of about 10^308 exceeds"),
+        ("0x" + "f" * 300, "intermediate value of about 10^361 exceeds"),
+        ("1" * 310 + ".0", "not a finite number"),
+        ("10**10**10", "exponent 10000000000 is too large"),
+        ("2 ** (10 ** 18)", "exponent 1000000000000000000 is too large"),
+        ("1e18 // 1e-300", "not a finite number"),
+        ("(-8) ** (1 / 3)", "has no real value"),
+        ("1.5 // 0", "division by zero"),
+        ("0.0 ** -0.5", "division by zero"),
+    ],
+)
+def test_overflowing_arithmetic_is_refused_with_the_calculators_own_error(expression: str, named: str) -> None:
+    with pytest.raises(CalculationError) as caught:
+        calculate(expression)
+    assert named in str(caught.value)
+
+
+def test_tiny_results_underflow_to_zero_rather_than_fail() -> None:
+    assert calculate("(1e-200) ** 2") == 0.0 and calculate("0.5 ** 100") == pytest.approx(7.888609052210118e-31)
+
+
+def test_an_error_no_check_foresaw_still_comes_out_as_a_calculation_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    def overflow(a: float, b: float) -> float:
+        raise OverflowError("(34, 'Numerical result out of range')")
+
+    monkeypatch.setitem(calculator._BINARY, ast.Add, overflow)
+    with pytest.raises(CalculationError, match=r"cannot be evaluated: OverflowError"):
+        calculate("1 + 1")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -120,3 +121,82 @@ def test_random_expressions_never_escape_the_calculator() -> None:
         except CalculationError:
             continue
         assert isinstance(value, float) and abs(value) <= MAX_MAGNITUDE, expression
+
+
+# ---- issue 15: 12,000 arithmetic expressions of every size, well formed and mutated ------------------------
+
+NUMBERS = ["0", "1", "2", "7", "10", "1999", "-3", "0.5", "2.5", "1e-10", "1e-300", "1e18", "1e300", "1e308",
+           "9" * 20, "9" * 400, "1" * 309, "0x" + "f" * 200, "4e-324", "1_000", "123456789.123456789"]
+OPERATORS = ["+", "-", "*", "/", "//", "%", "**"]
+CALLS = ["abs", "round", "min", "max", "float", "int", "sum", "len"]
+MUTATIONS = ["(", ")", "**", "-", "*", "9" * 30, "e", ".", ",", "[", "]", " ", "0", "/0", "**-50", "__", "'"]
+BACKSTOP = "cannot be evaluated:"  # the catch-all's wording: no generated expression may need it
+
+
+def arithmetic(rng: random.Random, depth: int) -> str:
+    """A random well-formed expression: numbers of every magnitude under operators, signs and calls."""
+    roll = rng.random()
+    if depth <= 0 or roll < 0.3:
+        return rng.choice(NUMBERS)
+    if roll < 0.75:
+        return f"({arithmetic(rng, depth - 1)} {rng.choice(OPERATORS)} {arithmetic(rng, depth - 1)})"
+    if roll < 0.85:
+        return f"-{arithmetic(rng, depth - 1)}"
+    name = rng.choice(CALLS)
+    args = ", ".join(arithmetic(rng, depth - 1) for _ in range(rng.randint(1, 3)))
+    return f"{name}([{args}])" if name in ("sum", "len") or rng.random() < 0.2 else f"{name}({args})"
+
+
+def mutated(rng: random.Random, expression: str) -> str:
+    for _ in range(rng.randint(1, 4)):
+        at = rng.randint(0, len(expression))
+        cut = rng.randint(0, 2) if rng.random() < 0.3 else 0
+        expression = expression[:at] + rng.choice(MUTATIONS) + expression[at + cut:]
+    return expression
+
+
+def check(expression: str) -> str:
+    """'ok' or 'refused'; fails the test on any other exception, a backstop error, a hang or a wrong value."""
+    started = time.perf_counter()
+    try:
+        value = calculate(expression)
+    except CalculationError as exc:
+        assert str(exc) and BACKSTOP not in str(exc), (expression, str(exc))
+        outcome = "refused"
+    else:
+        assert isinstance(value, float) and abs(value) <= MAX_MAGNITUDE, expression
+        # every intermediate was bounded, so Python's own arithmetic is quick here and must agree
+        assert value == pytest.approx(float(eval(expression, {"__builtins__": {}}, dict(SAFE_BUILTINS))),
+                                      rel=1e-9, abs=1e-300), expression
+        outcome = "ok"
+    assert time.perf_counter() - started < 0.5, expression
+    return outcome
+
+
+def _lenient(extreme: Callable[..., float]) -> Callable[..., float]:
+    """min/max as the calculator reads them (`max(10)` is 10, `max([1, 2])` and `max(1, 2)` are 2); round below
+    takes digits such as 2.0 as the calculator does."""
+    return lambda *args: extreme(args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else args)
+
+
+SAFE_BUILTINS = {"abs": abs, "min": _lenient(min), "max": _lenient(max), "float": float, "int": int, "sum": sum,
+                 "len": len, "round": lambda x, digits=None: round(x) if digits is None else round(x, int(digits))}
+
+
+def test_twelve_thousand_random_expressions_give_a_bounded_float_or_the_calculators_own_error():
+    rng = random.Random(15)
+    outcomes = {"ok": 0, "refused": 0}
+    for n in range(12_000):
+        expression = arithmetic(rng, rng.randint(0, 5))
+        outcomes[check(mutated(rng, expression) if n % 4 == 3 else expression)] += 1
+    assert min(outcomes.values()) > 1_000  # both outcomes are well exercised
+
+
+@pytest.mark.parametrize("depth", [20, 60, 99, 150, 400])
+@pytest.mark.parametrize("wrap", ["({})", "-{}", "abs({})", "+{}", "2 ** {}", "1 / {}", "round({}, 2)"])
+def test_deep_nesting_is_answered_or_refused_never_a_recursion_error(depth: int, wrap: str):
+    expression = "1"
+    for _ in range(depth):
+        expression = wrap.format(expression)
+    if len(expression) <= 500:  # beyond that the length check answers before any parsing
+        check(expression)

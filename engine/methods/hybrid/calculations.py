@@ -88,7 +88,7 @@ def evaluate(raw: str, source: str, seen: set[str]) -> Calculation:
         return Calculation(expression, None, "forbidden_token", source, "asks for input or prints")
     try:
         result = calculate(expression)
-    except CalculationError as exc:
+    except CalculationError as exc:  # the calculator's only error: overflow, a hang or nesting included
         return Calculation(expression, None, "eval_error", source, str(exc))
     if format_number(result) == expression.strip() or expression.strip() == str(result):
         return Calculation(expression, result, "trivial", source, "a bare number is no calculation")
@@ -160,8 +160,8 @@ class OfflineCalculator:
         if len(years) < 2:
             return Calculations(())
         (a, _), (b, _) = years[:2]
-        calc = evaluate(f"{max(a, b)} - {min(a, b)}", "years from the evidence", set())
-        return Calculations((calc,) if calc.ok else ())
+        # a calculation that fails is kept: it becomes a step with its error, not a silent gap (issue 15)
+        return Calculations((evaluate(f"{max(a, b)} - {min(a, b)}", "years from the evidence", set()),))
 
     def _years(self, units: Sequence[str], wanted: frozenset[str]) -> list[tuple[int, str]]:
         """The best-fitting year per anchor (two anchors), or the two best years of one anchor."""

@@ -242,7 +242,7 @@ class PremiseChecker:
                 continue
             frontier = [entity]
             for step in rule.body:
-                frontier = [t for e in frontier for t in self.kg.follow(e, step)]
+                frontier = list(dict.fromkeys(t for e in frontier for t in self.kg.follow(e, step)))  # linear
             if frontier:
                 return True
         return False

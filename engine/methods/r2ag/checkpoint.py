@@ -79,8 +79,12 @@ def save_checkpoint(path: Path, model: R2Former, meta: CheckpointMeta) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     state = {name: t.detach().to(torch.float16).cpu() for name, t in model.state_dict().items()}
     tmp = path.with_suffix(".tmp")
-    torch.save({"meta": asdict(meta), "state": state}, tmp)
-    tmp.replace(path)
+    try:
+        torch.save({"meta": asdict(meta), "state": state}, tmp)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a failed save leaves neither a half file nor a stray .tmp
+        raise
     return path
 
 
@@ -89,13 +93,22 @@ def read_meta(path: Path) -> CheckpointMeta:
 
 
 def load_checkpoint(path: Path) -> tuple[R2Former, CheckpointMeta]:
+    """The model is built on the meta device and takes the file's tensors as they are: a recorded
+    configuration that does not fit them (or asks for gigabytes) is refused, never allocated."""
+    import torch
+
     from engine.methods.r2ag.former import R2Former, R2FormerConfig
 
     meta, state = _read(path)
-    model = R2Former(R2FormerConfig(**meta.config))
+    layers = len({name.split(".")[1] for name in state if name.startswith("layers.")})
     try:
-        model.load_state_dict({name: t.float() for name, t in state.items()})
-    except RuntimeError as exc:
+        config = R2FormerConfig(**meta.config)
+        if config.n_layers != layers:  # checked first: building a billion empty layers would take hours
+            raise CheckpointError(f"{path}: records {config.n_layers!r} layers but holds weights for {layers}")
+        with torch.device("meta"):
+            model = R2Former(config)
+        model.load_state_dict({name: t.float() for name, t in state.items()}, assign=True)
+    except (TypeError, ValueError, RuntimeError, AssertionError) as exc:
         raise CheckpointError(f"{path}: weights do not fit the recorded configuration ({str(exc)[:200]})") from exc
     model.eval()
     return model, meta
@@ -111,10 +124,13 @@ def _read(path: Path) -> tuple[CheckpointMeta, dict[str, Any]]:
         blob = torch.load(path, map_location="cpu", weights_only=True)
         raw = dict(blob["meta"])
         meta = CheckpointMeta(**{**raw, "feature_order": tuple(raw.get("feature_order", ()))})
+        state = dict(blob["state"])
+        if not all(isinstance(t, torch.Tensor) for t in state.values()) or not isinstance(meta.config, dict):
+            raise TypeError("its state or config has the wrong type")
     except Exception as exc:  # a truncated or foreign file fails in many ways
         reason = f"{type(exc).__name__}: {str(exc)[:200]}"
         raise CheckpointError(f"{path} is not an R2-Former checkpoint ({reason})") from exc
-    return meta, blob["state"]
+    return meta, state
 
 
 def find_checkpoint(home: Path, llm: str = "", explicit: str = "") -> Path:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from engine.graph.kg import KnowledgeGraph
 from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegment
-from engine.rules.application import Candidate, RulePath, apply_rules, follow_body
+from engine.rules.application import RuleApplication, RulePath, apply_rules, follow_body
 from engine.rules.matching import ScoredRule
 from engine.rules.text import number_word, rule_text
 from engine.tools.base import IDK, Reader, Reading
@@ -151,28 +151,30 @@ class OfflineRuleReader(RuleReader):
         try:
             found = self._apply(str(question or ""), rules)
         except Exception as exc:  # the tool contract: never raise
-            found = None
-            failure: tuple[Step, ...] = (error_step("rule reader", f"rule application failed: {exc}"),)
-        else:
-            failure = ()
-        if found is None:
+            found = RuleApplication((), (f"rule application failed: {exc}",))
+        # a walk the time limit cut, or a path count the cap bounded, is said in the trace (issue 15)
+        bounds = tuple(error_step("rule reader", note) for note in found.notes)
+        if not found.candidates:
             reading = self.fallback.read(question, hits)
             return RuleReading(Reading(reading.answer, reading.citations, reading.confidence, reading.refused,
                                        f"no matched rule applies; extractive reading: {reading.rationale}",
-                                       failure + reading.steps))
-        total, best = found
+                                       bounds + reading.steps))
+        best, total = found.candidates[0], sum(c.score for c in found.candidates)
         path = next(p for p in best.paths if p.rule_id == best.rule_id)
         rationale = f"rule {best.rule_id}: " + " → ".join(path.entities)
         reading = Reading(best.answer, _citing(hits, best.answer, path), round(best.score / total, 3),
-                          rationale=rationale)
+                          rationale=rationale, steps=bounds)
         return RuleReading(reading, best.rule_id, path.entities)
 
-    def _apply(self, question: str, rules: Sequence[ScoredRule]) -> tuple[float, Candidate] | None:
-        for entity in self.kg.find_entities(question):  # the first linked entity any rule applies to
-            candidates = apply_rules(self.kg, entity, rules)
-            if candidates:
-                return sum(c.score for c in candidates), candidates[0]
-        return None
+    def _apply(self, question: str, rules: Sequence[ScoredRule]) -> RuleApplication:
+        """The candidates from the first linked entity any rule applies to, with every entity's notes."""
+        notes: tuple[str, ...] = ()
+        for entity in self.kg.find_entities(question):
+            application = apply_rules(self.kg, entity, rules)
+            notes += application.notes
+            if application.candidates:
+                return RuleApplication(application.candidates, notes)
+        return RuleApplication((), notes)
 
 
 # ---- shared -----------------------------------------------------------------------------------------

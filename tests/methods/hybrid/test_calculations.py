@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 from engine.methods.hybrid.calculations import LlmCalculator, OfflineCalculator, clean_expression, evaluate, format_number
 from engine.errors import BackendError
 from fake_chat import FailingChat, cycling
@@ -52,3 +54,34 @@ def test_offline_two_years_of_one_entity_and_no_calculation_when_none_is_asked()
     calcs = OfflineCalculator(("Heinrich Hertz",)).propose("How old was Heinrich Hertz when he died?", refs, "")
     assert [c.result for c in calcs.ok] == [37.0]
     assert not OfflineCalculator(("Heinrich Hertz",)).propose("Where was Heinrich Hertz born?", refs, "").items
+
+
+# issue 15: expressions that raised OverflowError or RecursionError, or would hang, out of the safe calculator
+HOSTILE = ("(1e-10)**-50", "9" * 400, "10**10**10", "(" * 240 + "1" + ")" * 240, "-" * 450 + "1", "1 / 0",
+           "__import__('os').system('x')", "2 ** 0.5 ** -90")
+
+
+def test_hostile_samples_are_each_an_eval_error_with_its_message_and_an_error_step():
+    chat = cycling(*HOSTILE)
+    calcs = LlmCalculator(chat, samples=len(HOSTILE)).propose("How many years?", "refs", "tables")
+    assert [c.status for c in calcs.items] == ["eval_error"] * len(HOSTILE)
+    assert all(c.result is None and c.error for c in calcs.items) and not calcs.ok
+    assert "1e-10 ** -50 exceeds the magnitude limit" in calcs.items[0].error
+    assert [s.kind for s in calcs.steps].count("error") == len(HOSTILE)
+    step = calcs.items[0].step(3)
+    assert (step.kind, step.status, step.result, step.iteration) == ("calculation", "eval_error", None, 3)
+
+
+def test_two_thousand_random_model_replies_never_raise_out_of_the_filters():
+    rng = random.Random(8)
+    pieces = [*HOSTILE, "1939 - 1898", "42", "```python\n", "\n```", "Expression: ", "print(", "**", "(", ")",
+              "9" * 320, "e-", "\n", "1e308", " * ", "abs(", "[", "]"]
+    seen: set[str] = set()
+    statuses = set()
+    for _ in range(2000):
+        raw = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 6)))
+        item = evaluate(raw, "fuzz", seen)
+        statuses.add(item.status)
+        assert (item.result is None) == (item.status in ("dup", "forbidden_token", "eval_error", "empty"))
+        assert item.status != "eval_error" or item.error
+    assert statuses == {"ok", "dup", "forbidden_token", "eval_error", "trivial", "empty"}

@@ -237,3 +237,16 @@ def test_the_llm_sees_the_kg_premise_check_and_may_call_the_question_invalid(dem
 def test_the_llm_refusal_and_fallback_routes_show_in_the_trace(demo_pack, settings, answer, route):
     trace = llm_run(demo_pack, settings, scripted(answer=answer), "Where was Marie Curie born?", reason_samples=1)
     assert decisions(trace)[6] == route
+
+
+def test_calculations_that_fail_are_steps_and_the_run_goes_on(demo_pack, settings):
+    # issue 15: one model-written (1e-10)**-50 raised OverflowError and aborted the whole run
+    samples = iter(("(1e-10)**-50", "9" * 400, "10**10**10", "(" * 240 + "1" + ")" * 240, "1 / 0"))
+    answers = scripted().reply
+    chat = ScriptedChat(lambda p: next(samples) if p.rstrip().endswith("Write the Python expression:") else answers(p))
+    trace = llm_run(demo_pack, settings, chat, "Where was Marie Curie born?")
+    calcs = [s for s in trace.steps if isinstance(s, CalculationStep)]
+    assert [(c.iteration, c.status, c.result) for c in calcs] == [(3, "eval_error", None)] * 5
+    assert "exceeds the magnitude limit" in calcs[0].error and "division by zero" in calcs[4].error
+    assert sum(isinstance(s, ErrorStep) and s.iteration == 3 for s in trace.steps) == 5
+    assert trace.answer.text == "Warsaw" and "### Calculation" not in chat.sent[-1]

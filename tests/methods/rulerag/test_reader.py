@@ -5,6 +5,7 @@ from __future__ import annotations
 from engine.errors import BackendError
 from engine.graph.kg import KnowledgeGraph
 from engine.knowledge.records import Rule, Triple
+from engine.rules.application import apply_rules
 from engine.rules.matching import ScoredRule
 from engine.tools.base import IDK, Reader, Reading
 from engine.methods.rulerag.reader import LlmRuleReader, OfflineRuleReader, build_rule_prompt
@@ -113,6 +114,16 @@ def test_offline_reader_falls_back_to_the_extractive_reader_when_no_rule_applies
     result = OfflineRuleReader(KG, StubReader()).read("Of which country was Marie Curie a citizen?", EVIDENCE, [BIRTH])
     assert (result.reading.answer, result.rule_id) == ("extractive", "")
     assert result.reading.citations == ("mars",) and "no matched rule applies" in result.reading.rationale
+
+
+def test_offline_reader_shows_each_bound_a_rule_walk_hit_as_an_error_step(monkeypatch):
+    # issue 15: a walk the time limit cuts adds no candidate, and the trace says so
+    monkeypatch.setattr("engine.methods.rulerag.reader.apply_rules",
+                        lambda kg, entity, rules: apply_rules(kg, entity, rules, seconds=-1.0))
+    result = OfflineRuleReader(KG, StubReader()).read(QUESTION, EVIDENCE, [BIRTH])
+    assert (result.reading.answer, result.rule_id) == ("extractive", "")
+    assert [(s.kind, s.message) for s in result.reading.steps] == [
+        ("error", "rule r01: stopped after the -1 s time limit at step 1 of 2; it adds no candidate")]
 
 
 # ---- output that does not parse; attention segments -----------------------------------------------------
