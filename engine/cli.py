@@ -1,22 +1,27 @@
-"""Command line: ask, eval, index, ingest, import-hotpot, mine-rules, train-retriever, train-r2ag. Bad input prints a clear message and exits 2."""
+"""Command line: ask, eval, index, ingest, import-hotpot/-2wiki/-musique, mine-rules, train-retriever, train-r2ag. Bad input prints a clear message and exits 2."""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import shutil
 import sys
 from collections.abc import Sequence
-from contextlib import nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.codec import SURROGATE
 from engine.knowledge.loader import load_pack
 from engine.errors import PackError, RagscopeError
 
 if TYPE_CHECKING:
+    from tqdm import tqdm
+
+    from engine.evaluation.journal import Journal, JournalPlan
+    from engine.evaluation.runner import Progress, QuestionResult
     from engine.knowledge.records import Pack, Question
     from engine.runner import Workbench
+    from engine.trace import Trace
 
 USAGE_ERROR = 2
 
@@ -71,6 +76,14 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--out", type=Path, default=None, help="folder for metrics.json, results.csv, traces")
     ev.add_argument("--judge", action="store_true",
                     help="LLM backends: the model re-grades answers rule matching called hallucinated (CRAG)")
+    ev.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                    help="method parameter, repeatable; set for every chosen method that has it (e.g. -p k=8)")
+    ev.add_argument("--workers", type=int, default=1,
+                    help="questions asked at once (default 1); pays off with --backend openai against a server "
+                         "that serves many requests at once (vLLM). Results are those of one at a time")
+    ev.add_argument("--resume", nargs="?", const=True, default=None, type=Path, metavar="DIR",
+                    help="go on with the interrupted evaluation reporting to DIR (or to --out), asking only "
+                         "the questions it had not finished")
     ev.set_defaults(handler=_eval)
 
     index = sub.add_parser("index", help="build or update the pack's dense index")
@@ -83,10 +96,14 @@ def _parser() -> argparse.ArgumentParser:
     ingest.add_argument("--name", default="", help="pack name (default: the out folder's name)")
     ingest.set_defaults(handler=_ingest)
 
-    hotpot = sub.add_parser("import-hotpot", help="HotpotQA (distractor or adversarial JSON) → pack")
-    hotpot.add_argument("file", type=Path)
-    hotpot.add_argument("--out", type=Path, required=True)
-    hotpot.set_defaults(handler=_import_hotpot)
+    from engine.evaluation.importers import DATASETS
+
+    for dataset in DATASETS.values():
+        importer = sub.add_parser(f"import-{dataset.name}", help=f"{dataset.title} → pack")
+        importer.add_argument("file", type=Path)
+        importer.add_argument("--out", type=Path, required=True)
+        importer.add_argument("--limit", type=int, default=0, help="first N questions only (default 0: all)")
+        importer.set_defaults(handler=_import_dataset, dataset=dataset.name)
 
     mine = sub.add_parser("mine-rules", help="mine closed-path rules (body length 1-2) from the pack's triples")
     mine.add_argument("--pack", type=Path, required=True, help="knowledge pack folder")
@@ -173,6 +190,10 @@ def _ask(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
+    """Each answer goes to a journal beside --out as it comes; the report appears in one rename at the end.
+
+    Ctrl-C, or any failure once the journal exists, keeps it and says how to go on from it (--resume).
+    """
     from tqdm import tqdm
 
     from engine.evaluation.report import format_tables
@@ -180,26 +201,134 @@ def _eval(args: argparse.Namespace) -> int:
     from engine.knowledge.writer import staged
 
     methods = _eval_methods(args.method)
+    params = _eval_params(args.param, methods)
     if args.limit < 0:
         raise RagscopeError(f"--limit {args.limit}: give a number of questions, or 0 for all")
+    if args.workers < 1:
+        raise RagscopeError(f"--workers {args.workers}: give how many questions to ask at once, at least 1")
     if args.judge and args.backend == "offline":
         raise RagscopeError("--judge needs a language model: use --backend hf or openai")
+    out = _eval_out(args)
     workbench = _workbench(args)
     questions = _eval_questions(args, workbench.pack)
-    # Claim --out before the first question (a taken or unwritable folder fails now, not after an
-    # hour of evaluation); the report appears there in one rename, or not at all (issue 15).
-    with staged(args.out) if args.out else nullcontext() as folder:
+    plan = _eval_plan(workbench, methods, questions, params)
+    # Claim --out before the first question: a taken or unwritable folder fails now, not after an hour
+    # of evaluation (issue 15), and a second evaluation to the same folder finds the journal.
+    journal, done = _eval_journal(out, plan, resume=args.resume is not None) if out else (None, ())
+    try:
         workbench.retrieval.ensure_index()
-        with tqdm(total=len(methods) * len(questions), unit="q", file=sys.stderr) as bar:
-            results, traces = evaluate(workbench, methods, questions,
-                                       progress=lambda method, q, t: (bar.set_postfix_str(method), bar.update()))
+        with tqdm(total=len(plan.steps), initial=len(done), unit="q", file=sys.stderr) as bar:
+            results, traces = evaluate(workbench, methods, questions, params,
+                                       progress=_eval_progress(journal, bar), workers=args.workers, done=done)
         if args.judge:
             results = _judged(workbench, results)
-        report = write_report(folder, results, traces) if folder else summarise(results)
+        if out:
+            with staged(out) as folder:
+                report = write_report(folder, results, traces)
+        else:
+            report = summarise(results)
+    except BaseException:
+        if journal:
+            print(f"\nthe answers so far are kept in {journal.folder}; to go on from there, run the same command "
+                  f"with --resume (or --resume {out})", file=sys.stderr)
+        raise
+    if journal:
+        shutil.rmtree(journal.folder)
     print(format_tables(report))
-    if args.out:
-        print(f"\nwrote {args.out / 'metrics.json'}, {args.out / 'results.csv'}, {args.out / 'traces.jsonl'}")
+    if out:
+        print(f"\nwrote {out / 'metrics.json'}, {out / 'results.csv'}, {out / 'traces.jsonl'}")
     return 0
+
+
+def _eval_progress(journal: Journal | None, bar: tqdm) -> Progress:
+    """Journal each answer (synced) before counting it, so what the bar shows done is on disk."""
+    def progress(result: QuestionResult, trace: Trace) -> None:
+        if journal:
+            journal.append(result, trace)
+        bar.set_postfix_str(result.method)
+        bar.update()
+
+    return progress
+
+
+def _eval_params(pairs: list[str], methods: list[str]) -> dict[str, dict[str, Any]]:
+    """`-p` values, checked now for each chosen method that has the parameter; a name none has is an error."""
+    from engine.methods.base import get_method
+    from engine.params import build_params, param_specs
+
+    given = _params(pairs)
+    names = {method: {s.name for s in param_specs(get_method(method).Params)} for method in methods}
+    known = set().union(*names.values())
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise RagscopeError(f"unknown parameter(s) {', '.join(unknown)} for {', '.join(methods)}; "
+                            f"known: {', '.join(sorted(known))}")
+    chosen: dict[str, dict[str, Any]] = {}
+    for method in methods:
+        mine = {name: value for name, value in given.items() if name in names[method]}
+        try:
+            built = build_params(get_method(method).Params, mine)
+        except RagscopeError as exc:
+            raise RagscopeError(f"{method}: {exc}") from None
+        chosen[method] = {name: getattr(built, name) for name in mine}
+    for name in given:
+        lacking = [method for method in methods if name not in names[method]]
+        if lacking:
+            having = [method for method in methods if name in names[method]]
+            print(f"note: -p {name} applies to {', '.join(having)} only; {', '.join(lacking)} "
+                  f"{'has' if len(lacking) == 1 else 'have'} no such parameter")
+    return chosen
+
+
+def _eval_out(args: argparse.Namespace) -> Path | None:
+    """The report folder: --out, or the folder --resume names (given both, they must agree)."""
+    if isinstance(args.resume, Path):
+        if args.out and args.out.resolve() != args.resume.resolve():
+            raise RagscopeError(f"--out {args.out} and --resume {args.resume} name different folders; give one")
+        return args.resume
+    if args.resume and not args.out:
+        raise RagscopeError("--resume needs the evaluation's report folder: --resume DIR, or --out DIR --resume")
+    return args.out
+
+
+def _eval_plan(workbench: Workbench, methods: list[str], questions: list[Question],
+               params: dict[str, dict[str, Any]]) -> JournalPlan:
+    """What this evaluation asks and on what: a resumed run must match it, or results would mix."""
+    from engine.evaluation.journal import JournalPlan
+
+    pack = workbench.pack
+    return JournalPlan(
+        pack_path=str(pack.path or pack.info.name), backend=workbench.backend,
+        options=tuple(sorted(workbench.backend_options.items())),
+        steps=tuple((question.id, method) for method in methods for question in questions),
+        fingerprint=pack.fingerprint,
+        params=tuple((method, name, value) for method in methods for name, value in params[method].items()))
+
+
+def _eval_journal(out: Path, plan: JournalPlan, *,
+                  resume: bool) -> tuple[Journal, tuple[tuple[QuestionResult, Trace], ...]]:
+    """A new journal beside `out` with `plan`, or with --resume the interrupted one and its finished answers."""
+    from engine.evaluation.journal import Journal
+    from engine.knowledge.writer import check_target
+
+    check_target(out)
+    journal = Journal.beside(out)
+    if not resume:
+        if journal.folder.exists():
+            raise RagscopeError(f"{out}: an interrupted evaluation waits in {journal.folder}; add --resume to go on "
+                                "with it, or delete that folder to start over")
+        journal.write_plan(plan)
+        return journal, ()
+    if not journal.folder.exists():
+        raise RagscopeError(f"{out}: no interrupted evaluation to resume ({journal.folder} does not exist); "
+                            f"start one with --out {out}")
+    saved, results, traces = journal.read()
+    problems = saved.differences(plan)
+    if problems:
+        raise RagscopeError(f"cannot resume the evaluation in {journal.folder}: {'; '.join(problems)}. Resume it with "
+                            "the same pack, --method, --type, --limit, -p and model, or delete that folder to start "
+                            "over")
+    return journal, tuple(zip(results, traces))
 
 
 def _eval_methods(text: str) -> list[str]:
@@ -264,14 +393,17 @@ def _ingest(args: argparse.Namespace) -> int:
     return 0
 
 
-def _import_hotpot(args: argparse.Namespace) -> int:
-    from engine.evaluation.importers import import_hotpot
+def _import_dataset(args: argparse.Namespace) -> int:
+    from engine.evaluation.importers import import_dataset
     from engine.knowledge.writer import check_target, write_pack
 
     check_target(args.out)  # before parsing the dataset, which may take long
-    pack = import_hotpot(args.file, name=args.out.name)
+    imported = import_dataset(args.file, args.dataset, name=args.out.name, limit=args.limit)
+    pack = imported.pack
     write_pack(pack, args.out)
-    print(f"wrote pack {args.out}: {len(pack.documents)} documents, {len(pack.questions)} questions")
+    skipped = "".join(f", skipped {n} {reason}" for reason, n in imported.skipped.items())
+    print(f"wrote pack {args.out}: {len(pack.documents)} documents, {len(pack.questions)} questions, "
+          f"{len(pack.triples)} triples{skipped}")
     return 0
 
 

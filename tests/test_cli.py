@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import csv
+import itertools
 import json
 import resource
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from engine.cli import main
+from engine.methods.base import method_ids
 from engine.trace import Trace
 
+from fake_chat_server import MODEL, ChatServer, Reply, completion, serving
 from paths import MINI_PACK
 
 METRIC_KEYS = {"n", "em", "f1", "acc", "recall@5", "recall@10", "recall@all", "evidence_len",
@@ -140,6 +148,13 @@ def test_a_run_that_fails_prints_its_steps_then_exits_2(ragscope_home, tmp_path,
     (["eval", "--pack", str(MINI_PACK), "--method", ",,"], "--method ',,' names no method; give one or more of"),
     (["eval", "--pack", str(MINI_PACK), "--limit", "-3"], "--limit -3"),
     (["eval", "--pack", str(MINI_PACK), "--type", "riddle"], "no questions to evaluate (questions.jsonl) of type"),
+    (["eval", "--pack", str(MINI_PACK), "--method", "vanilla,tog2", "-p", "theta=0.5"],
+     "unknown parameter(s) theta for vanilla, tog2; known: alpha, candidate_cap"),
+    (["eval", "--pack", str(MINI_PACK), "--method", "rulerag,vanilla", "-p", "k=999"], "rulerag: parameter k=999"),
+    (["eval", "--pack", str(MINI_PACK), "-p", "k"], "parameter 'k' is not NAME=VALUE"),
+    (["eval", "--pack", str(MINI_PACK), "--workers", "0"], "--workers 0: give how many questions to ask at once"),
+    (["eval", "--pack", str(MINI_PACK), "--resume"], "--resume needs the evaluation's report folder"),
+    (["eval", "--pack", str(MINI_PACK), "--out", "a", "--resume", "b"], "--out a and --resume b name different"),
     (["ask", "--pack", str(MINI_PACK), "When was Grace \udcff Hopper born?"],
      "argument 4 'When was Grace \\udcff Hopper born?' is not valid UTF-8 text: byte 0xff at character 16"),
     (["ask", "--pack", str(MINI_PACK), "x\ud800"], "lone surrogate U+D800 at character 2"),
@@ -184,7 +199,8 @@ def test_eval_checks_out_before_evaluating_anything(ragscope_home, tmp_path, cap
     assert sorted(str(p) for p in tmp_path.rglob("*")) == before
 
 
-def test_eval_writes_its_report_atomically(ragscope_home, tmp_path, capsys, monkeypatch):
+def test_eval_writes_its_report_atomically_and_keeps_the_answers_when_it_cannot(ragscope_home, tmp_path, capsys,
+                                                                             monkeypatch):
     import engine.evaluation.runner
 
     def write_report(out, results, traces):  # noqa: ANN001, ANN202
@@ -192,9 +208,16 @@ def test_eval_writes_its_report_atomically(ragscope_home, tmp_path, capsys, monk
         raise OSError(28, "No space left on device", str(out / "results.csv"))
 
     monkeypatch.setattr(engine.evaluation.runner, "write_report", write_report)
-    assert main(["eval", "--pack", str(MINI_PACK), "--limit", "1", "--out", str(tmp_path / "eval")]) == 2
-    assert "No space left on device" in capsys.readouterr().err
-    assert list(tmp_path.iterdir()) == []  # neither the folder nor its staging copy
+    argv = ["eval", "--pack", str(MINI_PACK), "--limit", "1"]
+    assert main([*argv, "--out", str(tmp_path / "eval")]) == 2
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and f"--resume {tmp_path / 'eval'}" in err
+    assert [p.name for p in tmp_path.iterdir()] == [".eval.journal"]  # neither the folder nor its staging copy
+    monkeypatch.undo()
+    asked = counted_asks(monkeypatch)
+    assert main([*argv, "--resume", str(tmp_path / "eval")]) == 0
+    assert asked == [] and json.loads((tmp_path / "eval" / "metrics.json").read_text())["vanilla"]["overall"]["n"] == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["eval"]
 
 
 @pytest.mark.parametrize("make_out, message", [
@@ -230,3 +253,149 @@ def test_index_reports_even_when_this_process_already_synced_the_pack(ragscope_h
     assert main(["index", "--pack", str(MINI_PACK)]) == 0
     assert main(["index", "--pack", str(MINI_PACK)]) == 0
     assert "kept 12" in capsys.readouterr().out.splitlines()[-1]
+
+
+# ---------------------------------------------------------------- eval -p, --workers, --resume (issue 16)
+
+ALL_METHODS = ",".join(method_ids())
+# What two runs of the same questions may differ in: trace ids, start times and latencies.
+TIMING_FIELDS = {"trace_id", "started", "latency_ms", "elapsed_ms", "latency_ms_median", "latency_ms_p90"}
+HOLD_S = 0.3  # how long the scripted server holds each request: longer than a question takes to reach it
+
+
+def timeless(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: timeless(v) for k, v in value.items() if k not in TIMING_FIELDS}
+    if isinstance(value, list):
+        return [timeless(v) for v in value]
+    return value
+
+
+def report_content(out: Path) -> dict[str, Any]:
+    """An eval report's files, parsed, without the fields that differ from one run of it to the next."""
+    with (out / "results.csv").open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    traces = [json.loads(line) for line in (out / "traces.jsonl").read_text(encoding="utf-8").splitlines()]
+    return {"metrics": timeless(json.loads((out / "metrics.json").read_text(encoding="utf-8"))),
+            "results": timeless(rows), "traces": [timeless({**t, "id": ""}) for t in traces]}
+
+
+def counted_asks(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """The (method, question id) pairs every workbench is asked from now on."""
+    from engine.runner import Workbench
+
+    asked: list[tuple[str, str]] = []
+    ask = Workbench.ask
+
+    def counted(self, question, method, params=None, question_id=""):  # noqa: ANN001, ANN202
+        asked.append((method, question_id))
+        return ask(self, question, method, params, question_id)
+
+    monkeypatch.setattr(Workbench, "ask", counted)
+    return asked
+
+
+def interrupt_after(monkeypatch: pytest.MonkeyPatch, answers: int) -> None:
+    """Ctrl-C as the main thread takes in the `answers`-th answer, where it spends its time waiting."""
+    import engine.evaluation.runner
+
+    evaluate = engine.evaluation.runner.evaluate
+
+    def interrupted(*args, progress, **kwargs):  # noqa: ANN002, ANN003, ANN001, ANN202
+        taken = itertools.count(1)
+
+        def hook(result, trace):  # noqa: ANN001, ANN202
+            progress(result, trace)
+            if next(taken) == answers:
+                raise KeyboardInterrupt
+
+        return evaluate(*args, progress=hook, **kwargs)
+
+    monkeypatch.setattr(engine.evaluation.runner, "evaluate", interrupted)
+
+
+def test_eval_params_reach_the_traces_of_every_method_that_has_them(ragscope_home, tmp_path, capsys):
+    out = tmp_path / "eval"
+    assert main(["eval", "--pack", str(MINI_PACK), "--method", "vanilla,rulerag", "--limit", "2",
+                 "-p", "k=3", "-p", "theta=0.5", "--out", str(out)]) == 0
+    traces = [Trace.from_json(line) for line in (out / "traces.jsonl").read_text().splitlines()]
+    assert [(t.method, t.params["k"], t.params.get("theta")) for t in traces] == \
+        [("vanilla", 3, None)] * 2 + [("rulerag", 3, 0.5)] * 2
+    assert "note: -p theta applies to rulerag only; vanilla has no such parameter" in capsys.readouterr().out
+
+
+def test_eval_with_four_workers_writes_what_one_worker_writes(ragscope_home, tmp_path):
+    for workers in ("1", "4"):
+        argv = ["eval", "--pack", str(MINI_PACK), "--method", ALL_METHODS, "--workers", workers]
+        assert main([*argv, "--out", str(tmp_path / workers)]) == 0
+    assert report_content(tmp_path / "4") == report_content(tmp_path / "1")
+
+
+class Arrivals(list):
+    """The scripted server's request log, each request stamped with the time it arrived."""
+
+    def append(self, request: dict[str, Any]) -> None:
+        super().append({**request, "at": time.monotonic()})
+
+    def peak_in_flight(self) -> int:
+        """The most requests in flight at once: each is held HOLD_S, so all that arrived within HOLD_S
+        before another are still open when it arrives."""
+        times = [r["at"] for r in self]
+        return max(sum(1 for t in times if arrived - HOLD_S < t <= arrived) for arrived in times)
+
+
+@pytest.fixture()
+def slow_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatServer]:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)  # loopback traffic must never go through a proxy
+    with serving(Reply(body=completion("London", {"prompt_tokens": 50, "completion_tokens": 1}),
+                       delay_s=HOLD_S)) as server:
+        server.requests = Arrivals()
+        yield server
+
+
+def test_eval_workers_ask_an_openai_server_several_questions_at_once_and_score_them_alike(
+        ragscope_home, tmp_path, slow_server):
+    argv = ["eval", "--pack", str(MINI_PACK), "--limit", "4", "--backend", "openai", "--base-url", slow_server.url,
+            "--model", MODEL]
+    assert main([*argv, "--out", str(tmp_path / "serial")]) == 0
+    serial_peak = slow_server.requests.peak_in_flight()
+    slow_server.requests.clear()
+    assert main([*argv, "--workers", "4", "--out", str(tmp_path / "parallel")]) == 0
+    assert (serial_peak, slow_server.requests.peak_in_flight() >= 2) == (1, True)
+    assert report_content(tmp_path / "parallel") == report_content(tmp_path / "serial")
+
+
+def test_an_interrupted_eval_goes_on_from_its_journal_to_what_an_uninterrupted_one_writes(ragscope_home, tmp_path,
+                                                                                         capsys, monkeypatch):
+    argv = ["eval", "--pack", str(MINI_PACK), "--method", "vanilla,rulerag", "--workers", "2"]
+    out, journal = tmp_path / "eval", tmp_path / ".eval.journal"
+    assert main([*argv, "--out", str(tmp_path / "whole")]) == 0
+    interrupt_after(monkeypatch, 3)
+    assert main([*argv, "--out", str(out)]) == 130
+    assert f"--resume {out}" in capsys.readouterr().err and not out.exists()
+    kept = {(r["result"]["method"], r["result"]["question_id"])
+            for r in map(json.loads, (journal / "results.jsonl").read_text().splitlines())}
+    assert 3 <= len(kept) < 12
+    monkeypatch.undo()
+    assert main([*argv, "--out", str(out)]) == 2  # a new evaluation there would throw the journal away
+    assert "an interrupted evaluation waits in" in capsys.readouterr().err
+    asked = counted_asks(monkeypatch)
+    assert main([*argv, "--out", str(out), "--resume"]) == 0
+    assert len(asked) == 12 - len(kept) and not set(asked) & kept
+    assert report_content(out) == report_content(tmp_path / "whole")
+    assert not journal.exists()
+
+
+def test_resume_refuses_a_journal_of_another_evaluation_or_none_at_all(ragscope_home, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "eval"
+    interrupt_after(monkeypatch, 3)
+    assert main(["eval", "--pack", str(MINI_PACK), "--out", str(out)]) == 130
+    kept = (tmp_path / ".eval.journal" / "results.jsonl").read_text()
+    capsys.readouterr()
+    assert main(["eval", "--pack", str(MINI_PACK), "-p", "k=3", "--resume", str(out)]) == 2
+    assert f"cannot resume the evaluation in {tmp_path / '.eval.journal'}: the parameters differ " \
+        "(none → vanilla: k=3)" in capsys.readouterr().err
+    assert (tmp_path / ".eval.journal" / "results.jsonl").read_text() == kept
+    assert main(["eval", "--pack", str(MINI_PACK), "--resume", str(tmp_path / "other")]) == 2
+    assert "no interrupted evaluation to resume" in capsys.readouterr().err

@@ -1,23 +1,43 @@
-"""Import public multi-hop QA datasets (HotpotQA distractor, adversarial HotpotQA) as knowledge packs."""
+"""Import public multi-hop QA datasets (HotpotQA, 2WikiMultiHopQA, MuSiQue) as knowledge packs."""
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
-from engine.codec import loads_bounded
-from engine.errors import IngestError, PackError
-from engine.knowledge.records import Document, Pack, PackInfo, Question
+from engine.errors import IngestError, UnknownNameError
+from engine.evaluation.importers_json import Record, read_records
+from engine.knowledge.records import Document, Pack, PackInfo, Question, Triple
 
-HOTPOT_LICENSE = "CC BY-SA 4.0 (HotpotQA)"
 ADVERSARIAL_TITLE = "added"  # the adversarial set's title for distractors written to mislead
 _YES_NO = {"yes", "no"}
 # Where a distractor's subject ends: "Dori shoes (Dori: …) is the largest airline…" -> "Dori shoes".
 _SUBJECT_END = re.compile(r"\s\(|,|;|\s(?:is|was|are|were|has|had|competed|refers)\s")
+_HOP_REFERENCE = re.compile(r"#\d")  # MuSiQue's "#1 >> spouse": a step built on an earlier step's answer
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """What one `import-<name>` command reads; its formats (below) are told apart by their keys."""
+
+    name: str
+    title: str
+    license: str
+    id_prefix: str  # document ids read `<prefix>-<8 hex digits>`
+    json_lines: bool = False  # one question per line is accepted besides a JSON list
+
+
+DATASETS = {d.name: d for d in (
+    Dataset("hotpot", "HotpotQA (distractor or adversarial JSON)", "CC BY-SA 4.0 (HotpotQA)", "hp"),
+    Dataset("2wiki", "2WikiMultiHopQA (dev/train JSON)", "Apache 2.0 (2WikiMultiHopQA)", "2w"),
+    Dataset("musique", "MuSiQue (.jsonl)", "CC BY 4.0 (MuSiQue)", "mq", json_lines=True),
+)}
 
 
 @dataclass(frozen=True)
@@ -30,24 +50,43 @@ class Paragraph:
 
 @dataclass(frozen=True)
 class Item:
-    """One question in a dataset-neutral shape, before paragraphs are pooled into a corpus."""
+    """One question in a dataset-neutral shape, before paragraphs are pooled into a corpus.
+
+    Empty `topic_entities` means the titles of the supporting paragraphs.
+    """
 
     source_id: str
     question: str
-    answer: str
+    answers: tuple[str, ...]
     type: str
     paragraphs: tuple[Paragraph, ...]
+    hops: int = 2
+    topic_entities: tuple[str, ...] = ()
+    triples: tuple[Triple, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
+class Imported:
+    """A pack built from a dataset file, and how many of its questions were left out, by reason."""
+
+    pack: Pack
+    skipped: dict[str, int] = field(default_factory=dict)
 
 
 class ItemProblem(ValueError):
     """One item of a dataset file is malformed; the importer adds the item index."""
 
 
+class SkipItem(Exception):
+    """A well-formed item the pack deliberately leaves out; the message is the reason counted."""
+
+
 @dataclass(frozen=True)
 class DatasetFormat:
     name: str
     title: str
+    dataset: str  # the DATASETS entry whose command reads it
     keys: frozenset[str]  # the keys that identify the format, checked on the first item
     parse: Callable[[dict[str, Any]], Item]
 
@@ -55,76 +94,82 @@ class DatasetFormat:
 FORMATS: dict[str, DatasetFormat] = {}
 
 
-def dataset_format(name: str, title: str, keys: set[str]) -> Callable[[Callable], Callable]:
+def dataset_format(name: str, title: str, dataset: str, keys: set[str]) -> Callable[[Callable], Callable]:
     """Register an item parser for a dataset format recognised by `keys`."""
     def register(parse: Callable[[dict[str, Any]], Item]) -> Callable[[dict[str, Any]], Item]:
-        FORMATS[name] = DatasetFormat(name=name, title=title, keys=frozenset(keys), parse=parse)
+        FORMATS[name] = DatasetFormat(name=name, title=title, dataset=dataset, keys=frozenset(keys), parse=parse)
         return parse
     return register
 
 
-def import_hotpot(path: Path, name: str | None = None) -> Pack:
-    """Read a HotpotQA-style JSON file and pool every question's paragraphs into one corpus.
+def import_dataset(path: Path, dataset: str, name: str | None = None, limit: int = 0) -> Imported:
+    """Read a dataset file and pool every question's paragraphs into one deduplicated corpus.
 
-    Raises IngestError listing every problem (`file: item i: problem`); never returns half a pack.
+    `limit` keeps the first N questions (0: all) and stops reading there. Raises IngestError listing
+    every problem (`file:line: item i: problem`); never returns half a pack.
     """
-    path = Path(path)
-    label = str(path)
-    data = _read_json(path)
-    if not isinstance(data, list) or not data:
-        got = "an empty list" if data == [] else type(data).__name__
-        raise IngestError(f"{label}: expected a JSON list of questions, got {got}")
-    fmt = _detect(data, label)
-    items, problems = _parse_items(data, fmt, label)
+    if dataset not in DATASETS:
+        raise UnknownNameError(f"unknown dataset {dataset!r}; known: {', '.join(DATASETS)}")
+    if limit < 0:
+        raise IngestError(f"limit {limit} is negative; give a number of questions, or 0 for all")
+    spec, path = DATASETS[dataset], Path(path)
+    records = read_records(path, json_lines=spec.json_lines)
+    first = next(records)
+    fmt = _detect(first, spec, str(path))
+    problems: list[str] = []
+    skipped: Counter[str] = Counter()
+    items = _items(chain([first], records), fmt, str(path), problems, skipped, limit)
+    documents, questions, triples = _pool(items, spec.id_prefix)
     if problems:
         raise IngestError(problems)
-    documents, questions = _pool(items)
-    return Pack(
-        info=PackInfo(name=name or path.stem, title=fmt.title, license=HOTPOT_LICENSE,
+    if not questions:
+        reasons = ", ".join(f"{n} {reason}" for reason, n in skipped.items())
+        raise IngestError(f"{path}: no question to import; every one was skipped ({reasons})")
+    left_out = "".join(f"; skipped {n} {reason}" for reason, n in skipped.items())
+    pack = Pack(
+        info=PackInfo(name=name or path.stem, title=fmt.title, license=spec.license,
                       description=f"{len(questions)} questions over {len(documents)} pooled paragraphs, "
-                                  f"imported from {path.name} ({fmt.name})."),
-        documents=tuple(documents),
-        questions=tuple(questions),
+                                  f"imported from {path.name} ({fmt.name}){left_out}."),
+        documents=tuple(documents), triples=tuple(triples), questions=tuple(questions),
     )
+    return Imported(pack=pack, skipped=dict(skipped))
 
 
-def _read_json(path: Path) -> Any:
-    """The file's JSON; deep nesting, over-long integers and lone surrogates are refused with the line (issue 15)."""
-    try:
-        return loads_bounded(path.read_text(encoding="utf-8-sig"), str(path))
-    except FileNotFoundError:
-        raise IngestError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise IngestError(f"{path}: is a folder; give the dataset's .json file") from None
-    except UnicodeDecodeError as exc:
-        raise IngestError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except PackError as exc:
-        raise IngestError(exc.problems) from None
-    except OSError as exc:
-        raise IngestError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+def _detect(first: Record, spec: Dataset, label: str) -> DatasetFormat:
+    """The most specific format whose keys the first item has (2Wiki's keys include HotpotQA's)."""
+    where = f"{label}:{first.line}: item {first.index}"
+    keys = first.value.keys() if isinstance(first.value, dict) else set()
+    matches = [f for f in FORMATS.values() if f.keys <= keys]
+    if matches:
+        best = max(matches, key=lambda f: len(f.keys))
+        if best.dataset == spec.name:
+            return best
+        raise IngestError(f"{where}: this is a {best.title} file; import it with `import-{best.dataset}`")
+    own = [f for f in FORMATS.values() if f.dataset == spec.name]
+    known = "; ".join(f"{f.name} (keys {', '.join(sorted(f.keys))})" for f in own)
+    shown = sorted(keys)[:10] if isinstance(first.value, dict) else type(first.value).__name__
+    raise IngestError(f"{where}: unknown dataset format (keys {shown}); known: {known}")
 
 
-def _detect(data: list[Any], label: str) -> DatasetFormat:
-    first = data[0]
-    for fmt in FORMATS.values():
-        if isinstance(first, dict) and fmt.keys <= first.keys():
-            return fmt
-    known = "; ".join(f"{f.name} (keys {', '.join(sorted(f.keys))})" for f in FORMATS.values())
-    shown = sorted(first)[:10] if isinstance(first, dict) else type(first).__name__
-    raise IngestError(f"{label}: item 0: unknown dataset format (keys {shown}); known: {known}")
-
-
-def _parse_items(data: list[Any], fmt: DatasetFormat, label: str) -> tuple[list[Item], list[str]]:
-    items: list[Item] = []
-    problems: list[str] = []
-    for index, raw in enumerate(data):
+def _items(records: Iterable[Record], fmt: DatasetFormat, label: str, problems: list[str],
+           skipped: Counter[str], limit: int) -> Iterator[Item]:
+    """Parsed items, lazily; malformed ones go to `problems` and deliberate omissions to `skipped`."""
+    kept = 0
+    for record in records:
         try:
-            if not isinstance(raw, dict):
-                raise ItemProblem(f"expected an object, got {type(raw).__name__}")
-            items.append(fmt.parse(raw))
+            if not isinstance(record.value, dict):
+                raise ItemProblem(f"expected an object, got {type(record.value).__name__}")
+            item = fmt.parse(record.value)
         except ItemProblem as exc:
-            problems.append(f"{label}: item {index}: {exc}")
-    return items, problems
+            problems.append(f"{label}:{record.line}: item {record.index}: {exc}")
+            continue
+        except SkipItem as exc:
+            skipped[str(exc)] += 1
+            continue
+        yield item
+        kept += 1
+        if kept == limit:
+            return
 
 
 def _get(raw: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
@@ -148,7 +193,7 @@ def _text(raw: dict[str, Any], key: str) -> str:
 
 # --- formats ----------------------------------------------------------------------------------
 
-@dataset_format("hotpotqa-adversarial", "HotpotQA (adversarial distractors)", {"qas_id", "paragraphs"})
+@dataset_format("hotpotqa-adversarial", "HotpotQA (adversarial distractors)", "hotpot", {"qas_id", "paragraphs"})
 def parse_adversarial(raw: dict[str, Any]) -> Item:
     """{qas_id, question, answer, paragraphs: [{title, context, is_supp}], rationale}."""
     question, answer = _text(raw, "question"), _text(raw, "answer")
@@ -163,7 +208,7 @@ def parse_adversarial(raw: dict[str, Any]) -> Item:
             raise ItemProblem(f"paragraph {n}: {exc}") from None
         paragraphs.append(Paragraph(title=title, text=text, supporting=supporting,
                                     adversarial=title.lower() == ADVERSARIAL_TITLE))
-    return Item(source_id=_text(raw, "qas_id"), question=question, answer=answer,
+    return Item(source_id=_text(raw, "qas_id"), question=question, answers=(answer,),
                 type=_adversarial_type(question, answer), paragraphs=tuple(paragraphs),
                 extra={"dataset": "hotpotqa-adversarial"})
 
@@ -183,23 +228,52 @@ def _normalise(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
-@dataset_format("hotpotqa", "HotpotQA (distractor setting)", {"_id", "context", "supporting_facts"})
+HOTPOT_TYPES = {"bridge": "multi_hop", "comparison": "comparison"}
+# 2WikiMultiHopQA (Ho et al., COLING 2020, §2): inference and compositional chain two relations;
+# bridge_comparison compares an attribute reached through a bridge entity.
+TWOWIKI_TYPES = {"comparison": "comparison", "inference": "multi_hop", "compositional": "multi_hop",
+                 "bridge_comparison": "comparison"}
+
+
+@dataset_format("hotpotqa", "HotpotQA (distractor setting)", "hotpot", {"_id", "context", "supporting_facts"})
 def parse_distractor(raw: dict[str, Any]) -> Item:
     """{_id, question, answer, type, level, supporting_facts: [[title, sent]], context: [[title, [sent]]]}."""
-    hotpot_type = _text(raw, "type")
-    if hotpot_type not in ("bridge", "comparison"):
-        raise ItemProblem(f"unknown type {hotpot_type!r}; allowed: bridge, comparison")
+    hotpot_type, facts, paragraphs = _with_context(raw, HOTPOT_TYPES)
+    return Item(source_id=_text(raw, "_id"), question=_text(raw, "question"), answers=(_text(raw, "answer"),),
+                type=HOTPOT_TYPES[hotpot_type], paragraphs=tuple(paragraphs),
+                extra={"dataset": "hotpotqa", "level": str(raw.get("level", "")),
+                       "hotpot_type": hotpot_type, "supporting_facts": [list(f) for f in facts]})
+
+
+@dataset_format("2wikimultihopqa", "2WikiMultiHopQA", "2wiki", {"_id", "context", "supporting_facts", "evidences"})
+def parse_2wiki(raw: dict[str, Any]) -> Item:
+    """HotpotQA's distractor shape with four types and `evidences`: [[subject, relation, object]]."""
+    wiki_type, facts, paragraphs = _with_context(raw, TWOWIKI_TYPES)
+    evidences = _evidences(_get(raw, "evidences", list))
+    objects = {t.tail for t in evidences}
+    return Item(source_id=_text(raw, "_id"), question=_text(raw, "question"), answers=(_text(raw, "answer"),),
+                type=TWOWIKI_TYPES[wiki_type], paragraphs=tuple(paragraphs),
+                hops=len({title for title, _ in facts}),
+                # what the question names: subjects no other evidence leads to (the bridge entity is an object)
+                topic_entities=tuple(dict.fromkeys(t.head for t in evidences if t.head not in objects)),
+                triples=evidences,
+                extra={"dataset": "2wikimultihopqa", "2wiki_type": wiki_type,
+                       "supporting_facts": [list(f) for f in facts],
+                       "evidences": [[t.head, t.relation, t.tail] for t in evidences]})
+
+
+def _with_context(raw: dict[str, Any], types: dict[str, str]) -> tuple[str, list[tuple[str, int]], list[Paragraph]]:
+    """(source type, supporting facts, paragraphs) of a `context` + `supporting_facts` item."""
+    source_type = _text(raw, "type")
+    if source_type not in types:
+        raise ItemProblem(f"unknown type {source_type!r}; allowed: {', '.join(types)}")
     facts = _supporting_facts(_get(raw, "supporting_facts", list))
     supporting = {title for title, _ in facts}
     paragraphs = _context(_get(raw, "context", list), supporting)
     missing = sorted(supporting - {p.title for p in paragraphs})
     if missing:
         raise ItemProblem(f"supporting title(s) {missing} are not in its context")
-    return Item(source_id=_text(raw, "_id"), question=_text(raw, "question"), answer=_text(raw, "answer"),
-                type="comparison" if hotpot_type == "comparison" else "multi_hop",
-                paragraphs=tuple(paragraphs),
-                extra={"dataset": "hotpotqa", "level": str(raw.get("level", "")),
-                       "hotpot_type": hotpot_type, "supporting_facts": [list(f) for f in facts]})
+    return source_type, facts, paragraphs
 
 
 def _supporting_facts(facts: list[Any]) -> list[tuple[str, int]]:
@@ -224,14 +298,87 @@ def _context(context: list[Any], supporting: set[str]) -> list[Paragraph]:
     return paragraphs
 
 
+def _evidences(evidences: list[Any]) -> tuple[Triple, ...]:
+    """Wikidata facts as triples.tsv lines: whitespace collapsed (a tab or newline would split a line),
+    relations in snake_case like every pack's ("date of birth" -> date_of_birth)."""
+    triples = []
+    for n, evidence in enumerate(evidences):
+        if not (isinstance(evidence, list) and len(evidence) == 3 and all(isinstance(p, str) for p in evidence)):
+            raise ItemProblem(f"evidences[{n}]: expected [subject, relation, object], got {evidence!r:.80}")
+        head, tail = (" ".join(part.split()) for part in (evidence[0], evidence[2]))
+        relation = re.sub(r"\W+", "_", evidence[1].lower()).strip("_")
+        if not (head and relation and tail):
+            raise ItemProblem(f"evidences[{n}]: subject, relation and object must not be empty, got {evidence!r:.80}")
+        triples.append(Triple(head=head, relation=relation, tail=tail))
+    return tuple(triples)
+
+
+@dataset_format("musique", "MuSiQue", "musique", {"id", "paragraphs", "question_decomposition"})
+def parse_musique(raw: dict[str, Any]) -> Item:
+    """{id, question, answer, answer_aliases, answerable, paragraphs: [{idx, title, paragraph_text,
+    is_supporting}], question_decomposition: [{id, question, answer, paragraph_support_idx}]}."""
+    if "answerable" in raw and not _get(raw, "answerable", bool):
+        # The full set pairs each question with a twin whose support was removed from *its*
+        # paragraphs; pooled with the other questions' paragraphs, that support is back in the corpus,
+        # so an "unanswerable" gold would be wrong there.
+        raise SkipItem("unanswerable")
+    paragraphs = _musique_paragraphs(_get(raw, "paragraphs", list))
+    steps = _get(raw, "question_decomposition", list)
+    if not steps:
+        raise ItemProblem("key 'question_decomposition' is empty")
+    starts = []  # titles read by steps that start from the question itself, not from an earlier answer
+    for n, step in enumerate(steps):
+        try:
+            if not isinstance(step, dict):
+                raise ItemProblem(f"expected an object, got {type(step).__name__}")
+            question, support = _get(step, "question", str), _get(step, "paragraph_support_idx", (int, type(None)))
+            if support is not None and support not in paragraphs:
+                raise ItemProblem(f"paragraph_support_idx {support} is not a paragraph idx")
+        except ItemProblem as exc:
+            raise ItemProblem(f"question_decomposition[{n}]: {exc}") from None
+        if support is not None and not _HOP_REFERENCE.search(question):
+            starts.append(paragraphs[support].title)
+    aliases = _get(raw, "answer_aliases", list) if "answer_aliases" in raw else []
+    if not all(isinstance(a, str) for a in aliases):
+        raise ItemProblem("key 'answer_aliases' must hold strings only")
+    answers: dict[str, str] = {}  # casefolded -> first spelling: "euro" and "Euro" are one answer
+    for answer in (_text(raw, "answer"), *(a.strip() for a in aliases if a.strip())):
+        answers.setdefault(answer.casefold(), answer)
+    return Item(source_id=_text(raw, "id"), question=_text(raw, "question"), answers=tuple(answers.values()),
+                type="multi_hop", paragraphs=tuple(paragraphs.values()), hops=len(steps),
+                topic_entities=tuple(dict.fromkeys(starts)),
+                extra={"dataset": "musique", "question_decomposition": steps})
+
+
+def _musique_paragraphs(entries: list[Any]) -> dict[int, Paragraph]:
+    """Paragraphs by their `idx`, which the decomposition's `paragraph_support_idx` points at."""
+    paragraphs: dict[int, Paragraph] = {}
+    for n, entry in enumerate(entries):
+        try:
+            if not isinstance(entry, dict):
+                raise ItemProblem(f"expected an object, got {type(entry).__name__}")
+            idx = _get(entry, "idx", int)
+            if idx in paragraphs:
+                raise ItemProblem(f"idx {idx} is repeated")
+            paragraphs[idx] = Paragraph(title=_get(entry, "title", str).strip(), text=_text(entry, "paragraph_text"),
+                                        supporting=_get(entry, "is_supporting", bool))
+        except ItemProblem as exc:
+            raise ItemProblem(f"paragraphs[{n}]: {exc}") from None
+    return paragraphs
+
+
 # --- pooling ----------------------------------------------------------------------------------
 
-def _pool(items: list[Item]) -> tuple[list[Document], list[Question]]:
-    """One deduplicated corpus over all questions; questions point at their supporting paragraphs."""
+def _pool(items: Iterable[Item], prefix: str) -> tuple[list[Document], list[Question], list[Triple]]:
+    """One deduplicated corpus (and triple set) over all questions; questions point at their supporting paragraphs.
+
+    Items are consumed one at a time, so a full dev set is never held twice.
+    """
     ids: dict[str, str] = {}  # full content hash -> doc id
     taken: set[str] = set()
     documents: list[Document] = []
     questions: list[Question] = []
+    triples: dict[Triple, None] = {}
     question_ids: set[str] = set()
     for item in items:
         supporting_docs: list[str] = []
@@ -239,7 +386,7 @@ def _pool(items: list[Item]) -> tuple[list[Document], list[Question]]:
         for paragraph in item.paragraphs:
             digest = hashlib.sha256(f"{paragraph.title}\x1f{paragraph.text}".encode("utf-8")).hexdigest()
             if digest not in ids:
-                ids[digest] = _short_id(digest, taken)
+                ids[digest] = _short_id(prefix, digest, taken)
                 taken.add(ids[digest])
                 documents.append(Document(id=ids[digest], title=_display_title(paragraph),
                                           text=paragraph.text))
@@ -247,28 +394,29 @@ def _pool(items: list[Item]) -> tuple[list[Document], list[Question]]:
                 adversarial_docs if paragraph.adversarial else None
             if bucket is not None and ids[digest] not in bucket:
                 bucket.append(ids[digest])
+        triples.update(dict.fromkeys(item.triples))
         questions.append(_question(item, _unique(item.source_id, question_ids), supporting_docs,
                                    adversarial_docs))
-    return documents, questions
+    return documents, questions, list(triples)
 
 
 def _question(item: Item, question_id: str, supporting_docs: list[str],
               adversarial_docs: list[str]) -> Question:
-    titles = [p.title for p in item.paragraphs if p.supporting and not p.adversarial]
+    titles = item.topic_entities or [p.title for p in item.paragraphs if p.supporting and not p.adversarial]
     extra = {**item.extra, "source_id": item.source_id}
     if adversarial_docs:
         extra["adversarial_docs"] = adversarial_docs
-    return Question(id=question_id, question=item.question, answers=(item.answer,), type=item.type,
-                    hops=2, supporting_docs=tuple(supporting_docs),
+    return Question(id=question_id, question=item.question, answers=item.answers, type=item.type,
+                    hops=item.hops, supporting_docs=tuple(supporting_docs),
                     topic_entities=tuple(dict.fromkeys(titles)), extra=extra)
 
 
-def _short_id(digest: str, taken: set[str]) -> str:
-    """`hp-` and 8 hex digits; longer only in the unlikely case two paragraphs share a prefix."""
+def _short_id(prefix: str, digest: str, taken: set[str]) -> str:
+    """`<prefix>-` and 8 hex digits; longer only in the unlikely case two paragraphs share a prefix."""
     length = 8
-    while f"hp-{digest[:length]}" in taken:
+    while f"{prefix}-{digest[:length]}" in taken:
         length += 4
-    return f"hp-{digest[:length]}"
+    return f"{prefix}-{digest[:length]}"
 
 
 def _unique(candidate: str, used: set[str]) -> str:

@@ -3,7 +3,8 @@ question in flight and can go on from where it stood.
 
 A journal is a folder: `plan.json` (what to ask, in order, and on what; rewritten atomically) and
 `results.jsonl` (one line per finished question: its scores and its trace, appended and synced). A
-line cut short by a kill is ignored on reading, so the question it held is asked again.
+line cut short by a kill is ignored on reading, so the question it held is asked again. The app keeps
+its journals under the evaluations folder by id; `eval --out DIR` keeps one beside DIR (`--resume`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,31 @@ class JournalPlan:
     options: tuple[tuple[str, str], ...]  # without secrets: an API key is never written
     steps: tuple[tuple[str, str], ...]
     stopped: bool = False
+    fingerprint: str = ""  # the pack's (documents' content hash): a changed pack must not be resumed
+    params: tuple[tuple[str, str, Any], ...] = ()  # (method, name, value) set for the whole evaluation
+
+    def differences(self, other: JournalPlan) -> list[str]:
+        """Why `other` cannot continue this plan (empty when it can): two evaluations' results must not mix."""
+        found = []
+        if self.fingerprint != other.fingerprint:
+            found.append(f"the pack's documents differ (fingerprint {self.fingerprint} → {other.fingerprint})")
+        if self.steps != other.steps:
+            found.append(f"the (question, method) pairs differ ({len(self.steps)} planned → {len(other.steps)}; "
+                         f"first difference at pair {_first_difference(self.steps, other.steps) + 1})")
+        if self.params != other.params:
+            found.append(f"the parameters differ ({_shown_params(self.params)} → {_shown_params(other.params)})")
+        model, other_model = dict(self.options).get("model", ""), dict(other.options).get("model", "")
+        if (self.backend, model) != (other.backend, other_model):
+            found.append(f"the model differs ({self.backend} {model!r} → {other.backend} {other_model!r})")
+        return found
+
+
+def _first_difference(a: tuple, b: tuple) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
+def _shown_params(params: tuple[tuple[str, str, Any], ...]) -> str:
+    return ", ".join(f"{method}: {name}={value!r}" for method, name, value in params) or "none"
 
 
 def new_journal_id() -> str:
@@ -50,9 +76,18 @@ class Journal:
         self.id = journal_id
         self.folder = root / journal_id
 
+    @classmethod
+    def beside(cls, target: Path) -> Journal:
+        """The journal of the CLI evaluation reporting to `target`: `.NAME.journal` next to it. The name is
+        never a staging folder's (`writer.sweep_staging` would delete it once its writer has exited), so an
+        interrupted evaluation waits there for `--resume` from any later process."""
+        journal = cls.__new__(cls)
+        journal.id, journal.folder = f".{target.name}.journal", target.parent / f".{target.name}.journal"
+        return journal
+
     def write_plan(self, plan: JournalPlan) -> None:
         record = {**asdict(plan), "options": [list(o) for o in plan.options if o[0] != "api_key"],
-                  "steps": [list(s) for s in plan.steps]}
+                  "steps": [list(s) for s in plan.steps], "params": [list(p) for p in plan.params]}
         write_text_atomic(self.folder / "plan.json", json.dumps(record, ensure_ascii=False))
 
     def append(self, result: QuestionResult, trace: Trace) -> None:
@@ -68,7 +103,8 @@ class Journal:
         try:
             raw = loads_bounded((self.folder / "plan.json").read_text(encoding="utf-8"), "plan.json")
             plan = JournalPlan(raw["pack_path"], raw["backend"], tuple(tuple(o) for o in raw["options"]),
-                               tuple(tuple(s) for s in raw["steps"]), bool(raw.get("stopped", False)))
+                               tuple(tuple(s) for s in raw["steps"]), bool(raw.get("stopped", False)),
+                               str(raw.get("fingerprint", "")), tuple(tuple(p) for p in raw.get("params", ())))
         except FileNotFoundError:
             raise RagscopeError(f"no saved evaluation with id {self.id!r}") from None
         except (OSError, ValueError, KeyError, TypeError, PackError) as exc:

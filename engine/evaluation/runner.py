@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 import statistics
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ from engine.runner import Workbench
 from engine.tools.base import IDK
 from engine.trace import AnswerStep, ErrorStep, GraphDeltaStep, RetrievalStep, Trace
 
-Progress = Callable[[str, Question, Trace], None]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,9 @@ class QuestionResult:
     ap: float | None = None  # average precision of the evidence ranking (MAP = mean over questions)
     rounds: int = 0  # retrieval rounds (iterations with a retrieval step)
     graph_triples: int = 0  # edges the run added to its graph (RAS's query graph, ToG-2's explored KG)
+
+
+Progress = Callable[[QuestionResult, Trace], None]
 
 
 def score_trace(trace: Trace, question: Question) -> QuestionResult:
@@ -115,22 +120,59 @@ def summarise(results: Sequence[QuestionResult]) -> dict[str, dict[str, Any]]:
 
 
 def evaluate(workbench: Workbench, methods: Sequence[str], questions: Sequence[Question],
-             params: dict[str, dict[str, Any]] | None = None,
-             progress: Progress | None = None) -> tuple[list[QuestionResult], list[Trace]]:
-    """Ask every question with every method; a failing question is scored, never fatal."""
-    results: list[QuestionResult] = []
-    traces: list[Trace] = []
-    for method in methods:
-        for question in questions:
-            try:
-                trace = workbench.ask(question.question, method, (params or {}).get(method), question.id)
-            except RagscopeError as exc:  # e.g. an over-long question in an imported dataset
-                trace = failed_trace(workbench, method, question, str(exc))
-            traces.append(trace)
-            results.append(score_trace(trace, question))
-            if progress:
-                progress(method, question, trace)
-    return results, traces
+             params: dict[str, dict[str, Any]] | None = None, progress: Progress | None = None, *,
+             workers: int = 1, done: Sequence[tuple[QuestionResult, Trace]] = ()
+             ) -> tuple[list[QuestionResult], list[Trace]]:
+    """Ask every question with every method, `workers` at a time; a failing question is scored, never fatal.
+
+    Results come back in plan order (method by method, question by question) whatever order they
+    finished in, so a parallel or resumed run returns what a serial one does, except for what
+    timing decides: trace ids and start times, `latency_ms` (result, trace totals, LLM calls),
+    steps' `elapsed_ms`, and so the latency medians and p90s. Pairs already in `done` (a journal's)
+    are not asked again.
+    `progress` sees each new result in this thread as it finishes. When anything here raises —
+    Ctrl-C included — questions not yet started are dropped, the ones running are finished and
+    passed to `progress` before the exception goes on, so nothing already paid for is lost.
+    """
+    plan = [(method, question) for method in methods for question in questions]
+    finished = {(r.method, r.question_id): (r, t) for r, t in reversed(done)}  # reversed: the first wins
+    todo = [(method, question) for method, question in plan if (method, question.id) not in finished]
+    kept: set[Future[tuple[QuestionResult, Trace]]] = set()
+
+    def keep(future: Future[tuple[QuestionResult, Trace]]) -> None:
+        kept.add(future)
+        result, trace = future.result()
+        finished[(result.method, result.question_id)] = (result, trace)
+        if progress:
+            progress(result, trace)
+
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evaluate") as pool:
+        futures = [pool.submit(_asked, workbench, method, question, (params or {}).get(method))
+                   for method, question in todo]
+        try:
+            for future in as_completed(futures):
+                keep(future)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            running = [future for future in futures if not future.done()]
+            if running:  # a served model may take a while: say why Ctrl-C has not stopped it yet
+                log.warning("stopping after the %d question(s) already being answered", len(running))
+            wait(running)
+            for future in futures:
+                if future not in kept and not future.cancelled() and future.exception() is None:
+                    keep(future)
+            raise
+    chosen = [finished[(method, question.id)] for method, question in plan]
+    return [r for r, _ in chosen], [t for _, t in chosen]
+
+
+def _asked(workbench: Workbench, method: str, question: Question,
+           params: dict[str, Any] | None) -> tuple[QuestionResult, Trace]:
+    try:
+        trace = workbench.ask(question.question, method, params, question.id)
+    except RagscopeError as exc:  # e.g. an over-long question in an imported dataset
+        trace = failed_trace(workbench, method, question, str(exc))
+    return score_trace(trace, question), trace
 
 
 def failed_trace(workbench: Workbench, method: str, question: Question, message: str) -> Trace:

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from engine.errors import IngestError
-from engine.evaluation.importers import import_hotpot
+from engine.evaluation.importers import import_dataset
 from engine.knowledge.loader import load_pack
+from engine.knowledge.records import Pack
 from engine.knowledge.writer import write_pack
 
 CURIE = "Marie Curie was a physicist born in Warsaw."
@@ -46,6 +47,10 @@ DISTRACTOR = [
      "supporting_facts": [["Warsaw", 0], ["Krakow", 0]],
      "context": [["Warsaw", [WARSAW]], ["Krakow", ["Krakow is a city in Poland."]]]},
 ]
+
+
+def import_hotpot(path: Path, name: str | None = None) -> Pack:
+    return import_dataset(path, "hotpot", name).pack
 
 
 def _file(tmp_path: Path, data: Any, name: str = "data.json") -> Path:
@@ -147,15 +152,15 @@ def test_a_file_of_the_wrong_shape_is_refused(tmp_path, data, words):
     assert words in _error(_file(tmp_path, data))
 
 
-def test_missing_keys_are_reported_with_the_item_index_for_every_bad_item(tmp_path):
+def test_missing_keys_are_reported_with_line_and_item_index_for_every_bad_item(tmp_path):
     bad = [dict(ADVERSARIAL[0]), {k: v for k, v in ADVERSARIAL[1].items() if k != "answer"}, "oops",
            {**ADVERSARIAL[2], "paragraphs": [{"title": "T", "is_supp": True}]}]
-    path = _file(tmp_path, bad)
+    path = _file(tmp_path, "[\n" + ",\n".join(json.dumps(item) for item in bad) + "\n]\n")  # item i on line i+2
     message = _error(path)
     assert message.splitlines() == [
-        f"{path}: item 1: missing key 'answer'",
-        f"{path}: item 2: expected an object, got str",
-        f"{path}: item 3: paragraph 0: missing key 'context'",
+        f"{path}:3: item 1: missing key 'answer'",
+        f"{path}:4: item 2: expected an object, got str",
+        f"{path}:5: item 3: paragraph 0: missing key 'context'",
     ]
 
 
@@ -165,9 +170,9 @@ def test_distractor_items_with_bad_structure_are_reported(tmp_path):
     bad_context = {**DISTRACTOR[0], "context": [["Warsaw", "not a list"]]}
     path = _file(tmp_path, [DISTRACTOR[0], wrong_type, lost_title, bad_context])
     lines = _error(path).splitlines()
-    assert lines[0] == f"{path}: item 1: unknown type 'riddle'; allowed: bridge, comparison"
-    assert lines[1] == f"{path}: item 2: supporting title(s) ['Nowhere'] are not in its context"
-    assert lines[2].startswith(f"{path}: item 3: context[0]: expected [title, [sentences]]")
+    assert lines[0] == f"{path}:1: item 1: unknown type 'riddle'; allowed: bridge, comparison"
+    assert lines[1] == f"{path}:1: item 2: supporting title(s) ['Nowhere'] are not in its context"
+    assert lines[2].startswith(f"{path}:1: item 3: context[0]: expected [title, [sentences]]")
 
 
 @pytest.mark.parametrize("text, words", [
@@ -181,4 +186,4 @@ def test_hostile_json_is_refused_with_its_line_not_a_crash(tmp_path, text, words
 
 
 def test_a_folder_given_as_the_file_is_refused(tmp_path):
-    assert _error(tmp_path) == f"{tmp_path}: is a folder; give the dataset's .json file"
+    assert _error(tmp_path) == f"{tmp_path}: is a folder; give the dataset's .json or .jsonl file"

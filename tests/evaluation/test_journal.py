@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from engine.errors import RagscopeError
 from engine.evaluation.journal import Journal, JournalPlan, new_journal_id
 from engine.evaluation.runner import score_trace
+from engine.knowledge.writer import is_staging, sweep_staging
 
 
 @pytest.fixture()
@@ -55,3 +58,40 @@ def test_ids_that_are_not_journal_ids_are_refused(tmp_path):
             Journal(tmp_path, bad)
     with pytest.raises(RagscopeError, match="no saved evaluation"):
         Journal(tmp_path, "0" * 32).read()
+
+
+def test_a_plan_reads_back_with_its_pack_fingerprint_and_params(tmp_path, mini_pack):
+    plan = replace(plan_of(mini_pack), fingerprint=mini_pack.fingerprint,
+                   params=(("vanilla", "k", 8), ("rulerag", "theta", 0.5), ("tog2", "initial_check", False)))
+    journal = Journal(tmp_path, new_journal_id())
+    journal.write_plan(plan)
+    saved = journal.read()[0]
+    assert (saved.fingerprint, saved.params) == (plan.fingerprint, plan.params)
+    assert saved.differences(plan) == []
+
+
+@pytest.mark.parametrize("change, named", [
+    ({"fingerprint": "0123456789abcdef"}, "the pack's documents differ"),
+    ({"steps": (("mq1", "vanilla"), ("mq3", "vanilla"))}, "pairs differ (3 planned → 2; first difference at pair 2)"),
+    ({"params": (("vanilla", "k", 3),)}, "the parameters differ (none → vanilla: k=3)"),
+    ({"backend": "hf"}, "the model differs (openai '' → hf '')"),
+    ({"options": (("model", "other"),)}, "the model differs (openai '' → openai 'other')"),
+])
+def test_a_plan_names_what_keeps_another_from_continuing_it(mini_pack, change, named):
+    plan = plan_of(mini_pack)
+    assert [named in problem for problem in plan.differences(replace(plan, **change))] == [True]
+
+
+def test_a_new_base_url_or_key_may_continue_a_plan(mini_pack):
+    plan = plan_of(mini_pack)
+    assert plan.differences(replace(plan, options=(("base_url", "http://10.0.0.2:8000/v1"),))) == []
+
+
+def test_the_cli_journal_sits_beside_its_report_where_no_staging_sweep_takes_it(tmp_path, mini_pack, finished):
+    journal = Journal.beside(tmp_path / "report")
+    journal.write_plan(plan_of(mini_pack))
+    journal.append(*finished[0])
+    assert journal.folder == tmp_path / ".report.journal" and not is_staging(journal.folder)
+    sweep_staging(tmp_path, "report")
+    sweep_staging(tmp_path)
+    assert len(journal.read()[1]) == 1

@@ -125,10 +125,8 @@ class OfflineReader(Reader):
         idf = idf_weights(sentences)
         lexical = [lexical_overlap(question_stems, s, idf) for s in sentences]
         order = sorted(range(len(sentences)), key=lambda i: (-lexical[i], sentences[i].position))
-        # sentences already encoded (an earlier hop, an earlier round) cost nothing to compare
-        with self._lock:
-            cached = [i for i in order[self.max_embedded:] if embedding_text(sentences[i]) in self._cache]
-        embedded = order[: self.max_embedded] + cached
+        # the same sentences whatever was read before: an answer must not depend on earlier questions
+        embedded = order[: self.max_embedded]
         vectors = self._cosines(question, [sentences[i] for i in embedded])
         cosines = dict(zip(embedded, vectors))
         # sentences left out of the embedding batch ranked lower lexically; give them the floor

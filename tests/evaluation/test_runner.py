@@ -1,0 +1,72 @@
+"""Evaluating in parallel and from a journal: plan order kept, done pairs skipped, nothing lost on Ctrl-C."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+
+import pytest
+
+from engine.evaluation.runner import QuestionResult, evaluate
+
+METHODS = ("vanilla", "rulerag")
+
+
+def timeless(results: list[QuestionResult]) -> list[QuestionResult]:
+    """A result without what differs between two runs of the same question: its trace id and latency."""
+    return [replace(r, latency_ms=0.0, trace_id="") for r in results]
+
+
+@pytest.fixture()
+def asked(mini_workbench, monkeypatch) -> list[tuple[str, str]]:
+    """The (method, question id) pairs the workbench is asked, each taking a moment as a served model does."""
+    pairs: list[tuple[str, str]] = []
+    lock = threading.Lock()
+    ask = mini_workbench.ask
+
+    def slow_ask(question, method, params=None, question_id=""):  # noqa: ANN001, ANN202
+        with lock:
+            pairs.append((method, question_id))
+        time.sleep(0.02)
+        return ask(question, method, params, question_id)
+
+    monkeypatch.setattr(mini_workbench, "ask", slow_ask)
+    return pairs
+
+
+def test_four_workers_return_what_one_returns_in_the_same_order(mini_workbench, mini_pack):
+    serial, serial_traces = evaluate(mini_workbench, METHODS, mini_pack.questions, workers=1)
+    parallel, parallel_traces = evaluate(mini_workbench, METHODS, mini_pack.questions, workers=4)
+    assert [(r.method, r.question_id) for r in serial] == [(m, q.id) for m in METHODS for q in mini_pack.questions]
+    assert timeless(parallel) == timeless(serial)
+    assert [t.id for t in parallel_traces] == [r.trace_id for r in parallel]
+
+
+def test_params_reach_every_question_of_their_method(mini_workbench, mini_pack):
+    _, traces = evaluate(mini_workbench, METHODS, mini_pack.questions[:2], {"vanilla": {"k": 3}}, workers=2)
+    assert [t.params["k"] for t in traces] == [3, 3, 10, 10]
+
+
+def test_questions_already_done_are_not_asked_again(mini_workbench, mini_pack, asked):
+    full, full_traces = evaluate(mini_workbench, METHODS, mini_pack.questions)
+    asked.clear()
+    done = list(zip(full, full_traces))[:3] + list(zip(full, full_traces))[8:9]
+    resumed, resumed_traces = evaluate(mini_workbench, METHODS, mini_pack.questions, workers=3, done=done)
+    assert sorted(asked) == sorted((r.method, r.question_id) for r in full[3:8] + full[9:])
+    assert timeless(resumed) == timeless(full)
+    assert resumed_traces[:3] == full_traces[:3] and resumed_traces[8] == full_traces[8]
+
+
+def test_ctrl_c_finishes_the_running_questions_and_hands_each_one_over(mini_workbench, mini_pack, asked):
+    handed: list[tuple[str, str]] = []
+
+    def progress(result: QuestionResult, trace) -> None:  # noqa: ANN001
+        handed.append((result.method, result.question_id))
+        if len(handed) == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(mini_workbench, METHODS, mini_pack.questions, progress=progress, workers=2)
+    assert sorted(handed) == sorted(asked)  # every question asked was handed over: none is lost
+    assert 3 <= len(handed) < len(METHODS) * len(mini_pack.questions)  # the ones not started were dropped
