@@ -19,7 +19,9 @@ import pytest
 
 from engine.cli import main
 
-from paths import MINI_PACK
+from paths import MINI_PACK, TESTS
+
+DATASETS = TESTS / "fixtures" / "datasets"
 
 SEED = 15
 CASES_PER_COMMAND = 30
@@ -54,6 +56,10 @@ COMMANDS = {
     "ingest": Command(("ingest", "{file}", "--out", "{new}"),
                       {"--name": ("x", "", "../escape"), "--out": ("{new}", "{dir}", "{empty}")}),
     "import-hotpot": Command(("import-hotpot", "{hotpot}", "--out", "{new}"), {"--out": ("{new}", "{dir}")}),
+    "import-2wiki": Command(("import-2wiki", "{wiki}", "--out", "{new}"),
+                            {"--out": ("{new}", "{dir}"), "--limit": ("1", "0", "-3")}),
+    "import-musique": Command(("import-musique", "{musique}", "--out", "{new}"),
+                              {"--out": ("{new}", "{dir}"), "--limit": ("1", "0", "-3")}),
     "mine-rules": Command(("mine-rules", "--pack", "{pack}", "--out", "{newfile}"),
                           {"--min-conf": ("0.5", "2", "-1"), "--min-support": ("1", "0", "100"),
                            "--min-head-coverage": ("0.1", "5"), "--max-rules": ("1", "0"),
@@ -135,6 +141,7 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[int], 
     def paths(case: int) -> dict[str, str]:
         return {"pack": str(pack), "staging": str(staging), "dir": str(pack), "file": str(tmp_path / "notes.md"),
                 "empty": str(tmp_path / "empty"), "hotpot": str(tmp_path / "hotpot.json"),
+                "wiki": str(DATASETS / "2wiki_dev_sample.json"), "musique": str(DATASETS / "musique_dev_sample.jsonl"),
                 "new": str(tmp_path / "out" / f"pack{case}"), "newfile": str(tmp_path / "out" / f"rules{case}.jsonl")}
     return paths
 
