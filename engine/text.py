@@ -50,7 +50,7 @@ def split_sentences(text: str) -> list[str]:
         last = 0
         for match in _SENTENCE_BREAK.finditer(line):
             before = line[last: match.end(1)]
-            tail = _LAST_WORD.search(before)
+            tail = _LAST_WORD.search(before[-64:])  # the word before the break; the whole piece was quadratic
             word = tail.group(1) if tail else ""
             if (len(word) == 1 and word.isupper()) or word.lower() in ABBREVIATIONS:
                 continue

@@ -40,6 +40,7 @@ _SPACE = re.compile(r"\s+")
 _BLANK_LINES = re.compile(r"\n(?:[ \t]*\n)+")
 _INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
 _CELL_TAGS = ("td", "th")
+_CONTENT_TAGS = frozenset({"p", "table", "article", "main", *HEADING_LEVELS})  # a <form> holding these is the page
 _TAG = re.compile(r"<[^>]*>")
 # html.parser stops at the first '&#' that is not a character reference and reads the rest of the
 # page after the next such one as raw text (a stdlib bug); escaped, the '&#' is plain text.
@@ -110,7 +111,8 @@ def _defuse(html: str) -> str:
     """Escape the '<' of every construct html.parser could never close, so it reads them as text.
 
     At the end of its input html.parser re-scans the rest of the page once per such construct
-    (50,000 `<!--` took minutes); escaped, they give the same text in one pass.
+    (50,000 `<!--` took 12 s, 20,000 unclosed `<a ` far longer); escaped, they give the same text
+    in one pass.
     """
     html = _BAD_SECTION.sub("&lt;![", _BAD_CHARREF.sub("&amp;#", html))
     for opener, escaped, closer, offset in _CLOSERS:
@@ -158,7 +160,7 @@ def _parse(html: str) -> BeautifulSoup:
     """bs4 over html.parser; a page it still rejects is read as plain text, with a warning."""
     try:
         return BeautifulSoup(html, "html.parser")
-    except (ParserRejectedMarkup, AssertionError) as exc:
+    except ParserRejectedMarkup as exc:
         log.warning("HTML parser rejected the page (%s); reading it as plain text", exc)
         return BeautifulSoup(_plain(html), "html.parser")
 
@@ -195,31 +197,47 @@ def _drop_noise(soup: BeautifulSoup, dropped: tuple[str, ...]) -> None:
             string.extract()
         tag.unwrap()
     keep = _swallowing_chrome(soup)
-    for tag in soup.find_all(dropped):
-        if not tag.decomposed and id(tag) not in keep:
-            tag.decompose()
-    for tag in soup.find_all(_is_hidden):
-        if not tag.decomposed:
+    _remove([tag for tag in soup.find_all(dropped) if id(tag) not in keep])
+    _remove(soup.find_all(_is_hidden))
+
+
+def _remove(tags: list[Tag]) -> None:
+    """Decompose `tags` (in document order); one inside an earlier one goes with it.
+
+    Not bs4's `tag.decomposed`: on a live tag it falls back to a search of the whole subtree,
+    which made nested <nav>s quadratic.
+    """
+    inner = _inside(tags)
+    for tag in tags:
+        if id(tag) not in inner:
             tag.decompose()
 
 
 def _swallowing_chrome(soup: BeautifulSoup) -> set[int]:
     """ids of chrome elements that hold real content and must stay, found in one pass over the page.
 
-    Asking each element "what is inside you / above you" took quadratic time on deeply nested pages.
+    Asking each element what is inside or above it took quadratic time on deeply nested pages.
     """
-    holds_main = _ancestors(soup.find_all(["main", "article"]) + soup.find_all(attrs={"role": "main"}))
-    holds_content = _ancestors(soup.find_all(["p", "table", "article", "main", *HEADING_LEVELS]))
-    in_article = _inside(soup.find_all("article"))
-    keep = set()
-    for tag in soup.find_all(CHROME_TAGS):
-        # Chrome that contains the main region is an unclosed tag that swallowed the page.
-        # An <article>'s own <header>/<footer> carry its heading and byline, not site chrome.
-        # ASP.NET-style pages wrap the whole page in one <form>; dropping it would drop everything.
-        if (id(tag) in holds_main or (tag.name in ("header", "footer") and id(tag) in in_article)
-                or (tag.name == "form" and id(tag) in holds_content)):
-            keep.add(id(tag))
-    return keep
+    mains: list[Tag] = []
+    contents: list[Tag] = []
+    articles: list[Tag] = []
+    chrome: list[Tag] = []
+    for tag in soup.find_all(True):
+        if tag.name in ("main", "article") or tag.get("role") == "main":
+            mains.append(tag)
+        if tag.name in _CONTENT_TAGS:
+            contents.append(tag)
+        if tag.name == "article":
+            articles.append(tag)
+        if tag.name in CHROME_TAGS:
+            chrome.append(tag)
+    holds_main, holds_content, in_article = _ancestors(mains), _ancestors(contents), _inside(articles)
+    # Chrome that contains the main region is an unclosed tag that swallowed the page.
+    # An <article>'s own <header>/<footer> carry its heading and byline, not site chrome.
+    # ASP.NET-style pages wrap the whole page in one <form>; dropping it would drop everything.
+    return {id(tag) for tag in chrome
+            if id(tag) in holds_main or (tag.name in ("header", "footer") and id(tag) in in_article)
+            or (tag.name == "form" and id(tag) in holds_content)}
 
 
 def _ancestors(tags: Iterable[Tag]) -> set[int]:
@@ -357,7 +375,8 @@ def _enter(tag: Tag, out: _Lines) -> None:
 
 
 def _is_data_table(table: Tag) -> bool:
-    """Layout tables (nested tables, role=presentation, a single cell) are read as plain blocks."""
+    """Layout tables (role=presentation, a single cell; _render also skips those holding a table) are
+    read as plain blocks."""
     if str(table.get("role", "")).lower() in ("presentation", "none"):
         return False
     return len(table.find_all(_CELL_TAGS, limit=2)) >= 2
@@ -452,8 +471,8 @@ def _span(cell: Tag, name: str) -> int:
 def _expand_spans(rows: list[list[_Cell]]) -> list[list[str]]:
     """Repeat colspan cells across columns and rowspan cells down rows, within TABLE_GROWTH.
 
-    A span that would take the table past its budget is ignored, and columns beyond what the
-    budget can pad are cut, each with a warning: work and output stay linear in the cells' size.
+    A span that would take the table past its budget is ignored, and columns whose empty cells the
+    budget cannot pay for are cut, with a warning: work and output stay linear in the cells' size.
     """
     texts = [[_clean("".join(cell.parts)) for cell in cells] for cells in rows]
     written = sum(len(text) + 3 for row in texts for text in row)  # " text |" per cell as written
@@ -480,12 +499,25 @@ def _expand_spans(rows: list[list[_Cell]]) -> list[list[str]]:
                     carried.setdefault(span_col, (text, rowspan - 1))
             col += colspan
         grid.append(row)
-    width = max((max(row) + 1 for row in grid if row), default=0)
-    padded = max(1, TABLE_GROWTH * written // (3 * max(1, len(grid))))  # empty cells cost " |" too
-    if cut or width > padded:
-        log.warning("table cut to stay within %d times its size: spans ignored or columns past %d dropped",
-                    TABLE_GROWTH, min(width, padded))
-    return [[row.get(c, "") for c in range(min(width, padded))] for row in grid]
+    width = _affordable_width(grid, spare)
+    if cut or any(col >= width for row in grid for col in row):
+        log.warning("table cut to stay within %d times the size of its cells: spans ignored or columns past "
+                    "%d dropped", TABLE_GROWTH, width)
+    return [[row.get(col, "") for col in range(width)] for row in grid]
+
+
+def _affordable_width(grid: list[dict[int, str]], spare: int) -> int:
+    """The widest the table can be padded to when each empty cell costs " |" from `spare`."""
+    filled = [0] * max((max(row) + 1 for row in grid if row), default=0)
+    for row in grid:
+        for col in row:
+            filled[col] += 1
+    empty = 0
+    for col, count in enumerate(filled):
+        empty += len(grid) - count
+        if 3 * empty > spare:
+            return col
+    return len(filled)
 
 
 def _merge_header(rows: list[list[str]]) -> tuple[str, ...]:

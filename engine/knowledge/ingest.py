@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
+import json
 import logging
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bs4.dammit import UnicodeDammit
 
+from engine.codec import SURROGATE
 from engine.errors import IngestError
 from engine.knowledge.chunking import split_sentences
 from engine.knowledge.html import html_to_content
@@ -24,12 +28,23 @@ from engine.knowledge.loader import (
     document_from_record,
     parse_records,
 )
-from engine.knowledge.records import Document, Pack, PackInfo, Page, Triple
+from engine.knowledge.records import Document, Pack, PackInfo, Page, Triple, pack_name_problem
 
 log = logging.getLogger(__name__)
 
 MAX_WORDS_PER_DOCUMENT = 250
-_HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+# A document must fit one line of documents.jsonl (the loader's MAX_LINE_CHARS bytes) even when every
+# character is escaped; a 6 MB line without spaces once made one document and an unloadable pack.
+MAX_PART_CHARS = 100_000
+MAX_TITLE_CHARS = 300
+MAX_FILE_BYTES = 50_000_000
+MAX_TOTAL_BYTES = 500_000_000
+# A parsed page takes up to ~150 times its size in memory (bs4 makes an object per tag) and ~5 s per MB
+# of dense markup: 10 MB bounds one page to about 1.5 GB and a minute, far beyond real articles.
+MAX_HTML_BYTES = 10_000_000
+# `(.*)` takes the rest of the line; the closing `#`s are stripped in Python, since a lazy group before
+# `\s*#*\s*$` backtracks quadratically on a long run of spaces or '#' (issue 15).
+_HEADING = re.compile(r" {0,3}(#{1,6})\s+(.*)")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
 _TABLE_RULE = re.compile(r"^\|(?: *:?-{3,}:? *\|)+$")
 _TRIPLE_HEADER = (["head", "relation", "tail"], ["head", "relation", "tail", "time"])
@@ -79,17 +94,29 @@ def reader(*suffixes: str) -> Callable[[Reader], Reader]:
     return register
 
 
-def ingest_paths(paths: Sequence[Path], name: str, max_bytes: int = 50_000_000) -> Pack:
-    """Read files and folders (recursively, sorted) into a Pack; raise IngestError with every problem."""
+def ingest_paths(paths: Sequence[Path], name: str, max_bytes: int = MAX_FILE_BYTES,
+                 max_total_bytes: int = MAX_TOTAL_BYTES) -> Pack:
+    """Read files and folders (recursively, sorted) into a Pack; raise IngestError with every problem.
+
+    Only regular files are read, never through a link found inside a folder, each at most
+    `max_bytes` and all together at most `max_total_bytes` (issue 15).
+    """
     files, problems = _expand(paths)
-    if not name.strip():
-        problems.insert(0, "pack name is empty; give the pack a name such as 'my-notes'")
-    results = [_read(file, label, max_bytes) for file, label in files]
+    name_problem = pack_name_problem(name) if name.strip() else \
+        "pack name is empty; give the pack a name such as 'my-notes'"
+    if name_problem:
+        problems.insert(0, name_problem)
+    total = sum(file.size for file in files)
+    if total > max_total_bytes:
+        problems.append(f"{len(files)} files hold {total:,} bytes, over the total limit of {max_total_bytes:,} "
+                        "bytes; ingest fewer files at a time or raise the limit")
+        files = []
+    results = [_read(file, max_bytes) for file in files]
     problems.extend(p for result in results for p in result.problems)
-    documents, pages, id_problems = _assign_ids([(label, r) for (_, label), r in zip(files, results)])
+    documents, pages, id_problems = _assign_ids([(file.label, r) for file, r in zip(files, results)])
     problems.extend(id_problems)
     if not documents and not problems:
-        shown = ", ".join(label for _, label in files) or "nothing"
+        shown = ", ".join(file.label for file in files) or "nothing"
         problems.append(f"no documents found in {shown}; a pack needs at least one document "
                         f"(allowed: {', '.join(sorted(READERS))}; .tsv/.csv give triples only)")
     if problems:
@@ -106,58 +133,139 @@ def ingest_paths(paths: Sequence[Path], name: str, max_bytes: int = 50_000_000) 
 
 # --- files ------------------------------------------------------------------------------------
 
-def _expand(paths: Sequence[Path]) -> tuple[list[tuple[Path, str]], list[str]]:
-    """Files to read, each with the label used in messages, and the paths that do not exist."""
-    files: list[tuple[Path, str]] = []
+@dataclass(frozen=True)
+class _File:
+    """A regular file to read: its path as named, the path to open, and its size when listed."""
+
+    path: Path  # gives the suffix, the fallback title and the name in messages
+    target: Path
+    size: int
+
+    @property
+    def label(self) -> str:
+        return str(self.path)
+
+
+def _expand(paths: Sequence[Path]) -> tuple[list[_File], list[str]]:
+    """Regular files to read, and a problem for each given path that is missing or not a file or folder."""
+    files: list[_File] = []
     problems: list[str] = []
     seen: set[Path] = set()
     if not paths:
         problems.append("no files given; pass files or folders to ingest")
     for given in map(Path, paths):
-        if not given.exists():
+        try:
+            info = given.stat()  # a link the user names is followed: they chose its target
+        except FileNotFoundError:
             problems.append(f"{given}: no such file or folder")
             continue
-        found = _walk_folder(given) if given.is_dir() else [given]
+        except OSError as exc:
+            problems.append(f"{given}: cannot be read ({exc.strerror or exc})")
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            found = _walk_folder(given)
+        elif stat.S_ISREG(info.st_mode):
+            found = [_File(given, given.resolve(), info.st_size)]
+        else:
+            problems.append(f"{given}: {_kind(info.st_mode)}, not a regular file; only regular files are read")
+            continue
         for file in found:
-            if file.resolve() not in seen:  # the same file named twice is read once
-                seen.add(file.resolve())
-                files.append((file, str(file)))
+            if file.target.resolve() not in seen:  # the same file named twice is read once
+                seen.add(file.target.resolve())
+                files.append(file)
     return files, problems
 
 
-def _walk_folder(folder: Path) -> list[Path]:
-    found: list[Path] = []
-    # Hidden files and folders (.git, .DS_Store) are tool litter, not content.
-    for root, dirs, names in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(Path(root) / n for n in sorted(names) if not n.startswith("."))
+def _walk_folder(folder: Path) -> list[_File]:
+    """The regular files under `folder`, sorted; links, pipes, devices and sockets are skipped with a warning.
+
+    A link may lead outside the folder (a link to /etc/passwd once landed in a pack), a FIFO blocks
+    its reader forever and /dev/zero never ends (issue 15); os.walk does not follow folder links.
+    """
+    root = folder.resolve()
+    found: list[_File] = []
+
+    def unreadable(exc: OSError) -> None:
+        log.warning("%s: skipped, cannot be read (%s)", exc.filename, exc.strerror or exc)
+
+    for dirpath, dirs, names in os.walk(folder, onerror=unreadable):
+        here = Path(dirpath)
+        # Hidden files and folders (.git, .DS_Store) are tool litter, not content.
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and _listed(here / d, root, stat.S_ISDIR))
+        for name in sorted(n for n in names if not n.startswith(".")):
+            info = _listed(here / name, root, stat.S_ISREG)
+            if info is not None:
+                found.append(_File(here / name, here / name, info.st_size))
     return found
 
 
-def _read(file: Path, label: str, max_bytes: int) -> FileResult:
-    read = READERS.get(file.suffix.lower())
+def _listed(path: Path, root: Path, is_wanted: Callable[[int], bool]) -> os.stat_result | None:
+    """`path`'s own status when it is a plain folder or file (as `is_wanted` says) inside `root`; else a
+    warning naming it, and None."""
+    try:
+        info = path.lstat()
+        inside = path.resolve().is_relative_to(root)
+    except OSError as exc:
+        log.warning("%s: skipped, cannot be read (%s)", path, exc.strerror or exc)
+        return None
+    if is_wanted(info.st_mode) and inside:
+        return info
+    why = _kind(info.st_mode) if not is_wanted(info.st_mode) else f"it resolves outside {root}"
+    log.warning("%s: skipped, %s; only regular files inside the given folder are read", path, why)
+    return None
+
+
+def _kind(mode: int) -> str:
+    kinds = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a device"),
+             (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def _read(file: _File, max_bytes: int) -> FileResult:
+    read = READERS.get(file.path.suffix.lower())
     if read is None:
         allowed = ", ".join(sorted(READERS))
-        return _fail(label, f"unsupported file type {file.suffix or '(no suffix)'!r}; allowed: {allowed}")
+        return _fail(file.label, f"unsupported file type {file.path.suffix or '(no suffix)'!r}; allowed: {allowed}")
+    data = _read_bytes(file, max_bytes)
+    if isinstance(data, FileResult):
+        return data
+    return read(Source(path=file.path, label=file.label, data=data))
+
+
+def _read_bytes(file: _File, max_bytes: int) -> bytes | FileResult:
+    """At most `max_bytes` of a regular file, opened so that a link or pipe swapped in since it was
+    listed is refused rather than followed or waited on."""
+    over = f"over the limit of {max_bytes:,} bytes; split the file or raise the limit"
+    if file.size > max_bytes:
+        return _fail(file.label, f"{file.size:,} bytes is {over}")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
-        size = file.stat().st_size
-        if size > max_bytes:
-            return _fail(label, f"{size:,} bytes is over the limit of {max_bytes:,} bytes; "
-                                "split the file or raise the limit")
-        data = file.read_bytes()
+        with open(os.open(file.target, flags), "rb") as handle:
+            mode = os.fstat(handle.fileno()).st_mode
+            if not stat.S_ISREG(mode):
+                return _fail(file.label, f"{_kind(mode)}, not a regular file; only regular files are read")
+            data = handle.read(max_bytes + 1)  # a file that grew since it was listed stops here
     except OSError as exc:
-        return _fail(label, f"cannot be read ({exc.strerror or exc})")
-    return read(Source(path=file, label=label, data=data))
+        return _fail(file.label, f"cannot be read ({exc.strerror or exc})")
+    return _fail(file.label, f"is {over} (it holds more than its listed size)") if len(data) > max_bytes else data
 
 
 def _fail(label: str, message: str) -> FileResult:
     return FileResult(problems=(f"{label}: {message}",))
 
 
+def _binary(source: Source) -> FileResult | None:
+    """A failure when NUL bytes near the start say the file is not text (UTF-16, marked by a BOM, is text)."""
+    if b"\x00" in source.data[:8192] and not source.data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return _fail(source.label, "looks like a binary file, not text; check the file and its suffix")
+    return None
+
+
 def _decode_text(source: Source) -> str | FileResult:
     """UTF-8 text (a BOM is fine), or a failure saying what the file really is."""
-    if b"\x00" in source.data[:8192]:
-        return _fail(source.label, "looks like a binary file, not text; check the file and its suffix")
+    binary = _binary(source)
+    if binary is not None:
+        return binary
     try:
         return source.data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -174,24 +282,24 @@ def split_text(title: str, text: str, max_words: int = MAX_WORDS_PER_DOCUMENT) -
     One part keeps `title`; several are titled "Title (part n)".
     """
     parts: list[list[str]] = []
-    words = 0
+    words = chars = 0
     for block in _blocks(text):
         size = len(block.split())
         # Start a new part at a heading once the current one is reasonably full, else when it overflows.
         at_heading = bool(_HEADING.match(block.split("\n", 1)[0])) and words >= max_words // 2
-        if parts and parts[-1] and (words + size > max_words or at_heading):
+        if parts and parts[-1] and (words + size > max_words or chars + len(block) > MAX_PART_CHARS or at_heading):
             parts.append([])
-            words = 0
+            words = chars = 0
         if not parts:
             parts.append([])
-        if size > max_words:
+        if size > max_words or len(block) > MAX_PART_CHARS:
             pieces = _split_block(block, max_words)
             parts[-1].append(pieces[0])
             parts.extend([piece] for piece in pieces[1:])
-            words = len(pieces[-1].split())
+            words, chars = len(pieces[-1].split()), len(pieces[-1])
             continue
         parts[-1].append(block)
-        words += size
+        words, chars = words + size, chars + len(block) + 2
     texts = ["\n\n".join(p) for p in parts if p]
     if len(texts) == 1:
         return [(title, texts[0])]
@@ -202,16 +310,18 @@ def _blocks(text: str) -> list[str]:
     """Paragraphs separated by blank lines or headings; a heading stays with what follows it."""
     blocks: list[str] = []
     current: list[str] = []
+    has_body = False  # `current` holds more than headings and blank lines (kept as a flag: linear time)
     fenced = False
     for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         heading = not fenced and _HEADING.match(line)
         if _FENCE.match(line):
             fenced = not fenced
-        if (not line.strip() or heading) and current and not _only_headings(current):
+        if (not line.strip() or heading) and has_body:
             blocks.append("\n".join(current).strip())
-            current = []
+            current, has_body = [], False
         if line.strip():
             current.append(line.rstrip())
+            has_body = has_body or not _HEADING.match(current[-1])
         elif current and current[-1]:
             current.append("")  # keep the blank line between a heading and its paragraph
     if current:
@@ -219,55 +329,67 @@ def _blocks(text: str) -> list[str]:
     return blocks
 
 
-def _only_headings(lines: list[str]) -> bool:
-    return all(_HEADING.match(line) or not line for line in lines)
-
-
 def _split_block(block: str, max_words: int) -> list[str]:
-    """An over-long block: by lines (a Markdown table repeats its header), then sentences, then words."""
+    """An over-long block: by lines, then sentences, then words.
+
+    A Markdown table repeats its header in every piece, but only while that at most doubles the
+    block: a 4 MB wide table once repeated a 400-word header before every single word (issue 15).
+    """
     lines = block.split("\n")
-    header: list[str] = []
     for i in range(len(lines) - 1):
         if lines[i].startswith("|") and _TABLE_RULE.match(lines[i + 1]):
-            header, lines = lines[: i + 2], lines[i + 2:]
+            header, rows = "\n".join(lines[: i + 2]), lines[i + 2:]
+            budget = max_words - len(header.split())
+            if budget >= max_words // 2 and len(header) <= MAX_PART_CHARS // 2:
+                units = (u for line in rows for u in _units(line, budget))
+                pieces = _pack(units, budget, MAX_PART_CHARS - len(header))
+                if len(header) * len(pieces) <= len(block):
+                    return [f"{header}\n{piece}" for piece in pieces]
             break
-    budget = max(1, max_words - len(" ".join(header).split()))
-    units = [u for line in lines for u in _units(line, budget)]
-    pieces = _pack(units, budget)
-    return ["\n".join([*header, piece]) for piece in pieces] if header else pieces
+    return _pack((u for line in lines for u in _units(line, max_words)), max_words, MAX_PART_CHARS)
 
 
 def _units(line: str, max_words: int) -> Iterator[str]:
-    if len(line.split()) <= max_words:
+    """`line` whole when it fits a part, else its sentences, else runs of words; text without spaces is cut."""
+    if len(line) <= MAX_PART_CHARS and len(line.split()) <= max_words:
         yield line
         return
     for sentence in split_sentences(line):
         words = sentence.split()
         for start in range(0, len(words), max_words):
-            yield " ".join(words[start:start + max_words])
+            run = " ".join(words[start:start + max_words])
+            yield from (run[at:at + MAX_PART_CHARS] for at in range(0, len(run), MAX_PART_CHARS))
 
 
-def _pack(units: Iterable[str], max_words: int) -> list[str]:
+def _pack(units: Iterable[str], max_words: int, max_chars: int) -> list[str]:
     pieces: list[list[str]] = [[]]
-    words = 0
+    words = chars = 0
     for unit in units:
         size = len(unit.split())
-        if pieces[-1] and words + size > max_words:
+        if pieces[-1] and (words + size > max_words or chars + len(unit) > max_chars):
             pieces.append([])
-            words = 0
+            words = chars = 0
         pieces[-1].append(unit)
-        words += size
+        words, chars = words + size, chars + len(unit) + 1
     return ["\n".join(p) for p in pieces if p]
 
 
 def _title_from_text(text: str, path: Path) -> str:
     """The first level-1 heading, else the first heading, else the file name without suffix."""
-    headings = [m for m in map(_HEADING.match, text.splitlines()[:2000]) if m and m.group(2)]
-    first = next((m for m in headings if len(m.group(1)) == 1), headings[0] if headings else None)
-    return first.group(2).strip() if first else path.stem.replace("_", " ").strip() or path.name
+    headings = [(len(m.group(1)), _heading_text(m)) for m in map(_HEADING.match, text.splitlines()[:2000]) if m]
+    headings = [(level, title) for level, title in headings if title]
+    first = next((title for level, title in headings if level == 1), headings[0][1] if headings else "")
+    return first or path.stem.replace("_", " ").strip() or path.name
+
+
+def _heading_text(match: re.Match[str]) -> str:
+    """A Markdown heading's text without its optional closing `#`s."""
+    return match.group(2).rstrip().rstrip("#").rstrip()
 
 
 def _parts(title: str, text: str) -> tuple[Part, ...]:
+    if len(title) > MAX_TITLE_CHARS:  # a title is a label; an unclosed <title> or a huge heading is not
+        title = title[:MAX_TITLE_CHARS - 1].rstrip() + "…"
     return tuple(Part(title=t, text=body) for t, body in split_text(title, text))
 
 
@@ -287,6 +409,12 @@ def read_text(source: Source) -> FileResult:
 @reader(".html", ".htm")
 def read_html(source: Source) -> FileResult:
     """A web page: main text and tables as documents; the raw page is kept for the hybrid method."""
+    if len(source.data) > MAX_HTML_BYTES:
+        return _fail(source.label, f"{len(source.data):,} bytes is over the limit of {MAX_HTML_BYTES:,} bytes "
+                                   "for a web page; save the article alone, or as text")
+    binary = _binary(source)  # else an image named .html becomes a document of mojibake
+    if binary is not None:
+        return binary
     # UnicodeDammit honours a BOM or <meta charset> and guesses for pages saved in legacy encodings.
     html = UnicodeDammit(source.data, is_html=True).unicode_markup
     if html is None:
@@ -296,7 +424,8 @@ def read_html(source: Source) -> FileResult:
         return _fail(source.label, "has no readable text after removing scripts, menus and markup")
     title = content.title or source.path.stem.replace("_", " ")
     # A pages.jsonl line longer than the loader's limit would make the written pack unloadable.
-    page = Page(id="", url="", title=title, html=html) if len(html) < MAX_LINE_CHARS // 2 else None
+    fits = len(json.dumps(html, ensure_ascii=False).encode()) < MAX_LINE_CHARS // 2
+    page = Page(id="", url="", title=title, html=html) if fits else None
     return FileResult(parts=_parts(title, content.text), page=page)
 
 
@@ -316,10 +445,12 @@ def read_pdf(source: Source) -> FileResult:
     except Exception as exc:  # noqa: BLE001 — pypdf raises many exception types on damaged input
         return _fail(source.label, f"cannot be read as a PDF ({type(exc).__name__}: {exc}); "
                                    "the file may be damaged or encrypted")
-    text = "\n\n".join(p.strip() for p in pages if p.strip())
+    # pypdf decodes ToUnicode maps with "surrogatepass": a broken map yields lone surrogates, which no
+    # UTF-8 file can hold, so writing the pack would fail (issue 15); they become U+FFFD here.
+    text = SURROGATE.sub("\ufffd", "\n\n".join(p.strip() for p in pages if p.strip()))
     if not text:
         return _fail(source.label, "has no extractable text (a scanned PDF?); run OCR on it first")
-    title = meta_title or source.path.stem.replace("_", " ")
+    title = SURROGATE.sub("\ufffd", meta_title) or source.path.stem.replace("_", " ")
     return FileResult(parts=_parts(title, text))
 
 
@@ -330,8 +461,14 @@ def read_jsonl(source: Source) -> FileResult:
     if isinstance(text, FileResult):
         return text
     problems = Problems()
-    records = parse_records(enumerate(text.splitlines(), start=1), source.label, DOCUMENT_FIELDS,
-                            document_from_record, problems)
+    # "\n" only, as the pack loader reads lines: splitlines() also cuts at U+2028, valid inside JSON.
+    fitting: list[tuple[int, str]] = []
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if len(line.encode()) > MAX_LINE_CHARS:  # the pack loader would refuse the line once written
+            problems.add(f"{source.label}:{lineno}", f"line longer than {MAX_LINE_CHARS:,} bytes")
+        else:
+            fitting.append((lineno, line))
+    records = parse_records(fitting, source.label, DOCUMENT_FIELDS, document_from_record, problems)
     parts = [Part(title=d.title, text=d.text, id=d.id, url=d.url, entities=d.entities) for _, d in records]
     if problems.items:
         return FileResult(problems=tuple(problems.items))

@@ -20,13 +20,16 @@ from pathlib import Path
 from engine.errors import IngestError, PackError
 from engine.knowledge.ingest import READERS, ingest_paths
 from engine.knowledge.loader import load_pack
+from engine.knowledge.records import pack_name_problem as _name_problem
 from engine.knowledge.writer import write_pack
 
 ALLOWED_SUFFIXES = (".txt", ".md", ".html", ".htm", ".pdf", ".jsonl", ".tsv", ".csv")
 MAX_UPLOAD_MB = 25
 MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1_000_000
-MAX_NAME_CHARS = 120
-PACK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+MAX_UPLOADS_BYTES = 8 * MAX_UPLOAD_BYTES  # all files of one pack together
+# File systems limit a name to 255 bytes, not characters: 119 CJK characters are 357 bytes and
+# crashed the upload (issue 15). The margin leaves room for the "-2" that keeps names distinct.
+MAX_NAME_BYTES = 200
 _UNSAFE_CHARS = re.compile(r"[^\w.\- ()]+")
 Progress = Callable[[float, str], None]
 
@@ -45,9 +48,9 @@ def pack_name_problem(name: str, existing: Iterable[str]) -> str:
     """Why `name` cannot name a new pack folder, or "" when it can."""
     if not name.strip():
         return "the pack name is empty; give one such as 'my-notes'"
-    if not PACK_NAME.match(name):
-        return (f"pack name {name!r} is not allowed; use 1–64 letters, digits, '-' or '_', "
-                "starting with a letter or digit (e.g. 'my-notes')")
+    unsafe = _name_problem(name)  # the one rule for names that reach paths (engine.knowledge.records)
+    if unsafe:
+        return unsafe
     # Case-insensitive: 'Demo' beside 'demo' would be two packs a user cannot tell apart.
     taken = {e.casefold() for e in existing}
     if name.casefold() in taken:
@@ -65,7 +68,12 @@ def safe_file_name(name: str) -> str:
     stem, dot, ext = cleaned.rpartition(".")
     stem, suffix = (stem, dot + ext) if dot else (ext, "")  # rpartition puts a dotless name in `ext`
     stem = stem.strip(" .") or "upload"  # a leading dot would hide the file from folder walks
-    return stem[: MAX_NAME_CHARS - len(suffix)] + suffix.lower()
+    suffix = suffix.lower()
+    room = MAX_NAME_BYTES - len(suffix.encode())
+    if room < len("upload"):  # a "suffix" this long is part of the name, not a file type
+        stem, suffix, room = stem + suffix, "", MAX_NAME_BYTES
+    # Cut at a character boundary: a cut inside a multi-byte character is dropped whole.
+    return stem.encode()[:room].decode(errors="ignore").rstrip(" .") + suffix
 
 
 def upload_problem(upload: Upload, max_bytes: int = MAX_UPLOAD_BYTES) -> str:
@@ -85,11 +93,16 @@ def upload_problem(upload: Upload, max_bytes: int = MAX_UPLOAD_BYTES) -> str:
     return ""
 
 
-def save_uploads(uploads: Sequence[Upload], folder: Path, max_bytes: int = MAX_UPLOAD_BYTES) -> list[Path]:
+def save_uploads(uploads: Sequence[Upload], folder: Path, max_bytes: int = MAX_UPLOAD_BYTES,
+                 max_total_bytes: int = MAX_UPLOADS_BYTES) -> list[Path]:
     """Write acceptable uploads into `folder` under safe, distinct names; IngestError lists every refusal."""
     problems = [p for p in (upload_problem(u, max_bytes) for u in uploads) if p]
     if not uploads:
         problems.append(f"no files uploaded; add at least one file ({', '.join(ALLOWED_SUFFIXES)})")
+    total = sum(len(u.data) for u in uploads)
+    if total > max_total_bytes:
+        problems.append(f"{len(uploads)} files hold {total:,} bytes, over the limit of {max_total_bytes:,} "
+                        "bytes for one pack; upload fewer files")
     if problems:
         raise IngestError(problems)
     root = folder.resolve()
@@ -116,7 +129,8 @@ def _distinct(name: str, used: set[str]) -> str:
 
 
 def build_pack_from_uploads(uploads: Sequence[Upload], name: str, packs_dir: Path, existing: Iterable[str],
-                            max_bytes: int = MAX_UPLOAD_BYTES, progress: Progress | None = None) -> Path:
+                            max_bytes: int = MAX_UPLOAD_BYTES, progress: Progress | None = None,
+                            max_total_bytes: int = MAX_UPLOADS_BYTES) -> Path:
     """Check, save, ingest and write `uploads` as pack `name` under `packs_dir`; returns the new folder.
 
     Raises IngestError/PackError listing every problem; in that case nothing is left under `packs_dir`.
@@ -128,10 +142,10 @@ def build_pack_from_uploads(uploads: Sequence[Upload], name: str, packs_dir: Pat
     report(0.1, f"Checking {len(uploads)} file(s)…")
     with tempfile.TemporaryDirectory(prefix="ragscope-upload-") as tmp:
         folder = Path(tmp)
-        paths = save_uploads(uploads, folder, max_bytes)
+        paths = save_uploads(uploads, folder, max_bytes, max_total_bytes)
         report(0.3, f"Reading {len(paths)} file(s)…")
         try:
-            pack = ingest_paths(paths, name, max_bytes)
+            pack = ingest_paths(paths, name, max_bytes, max_total_bytes)
         except IngestError as exc:
             # Messages name the temp copy; the user knows the file by its own name.
             raise IngestError([p.replace(str(folder.resolve()) + os.sep, "") for p in exc.problems]) from None

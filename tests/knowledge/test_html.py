@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
+import pytest
+from bs4.exceptions import ParserRejectedMarkup
+
+from engine.knowledge import html as html_module
 from engine.knowledge.html import HtmlContent, Table, html_to_content
 
 PAGE = """<!DOCTYPE html>
@@ -162,3 +168,88 @@ def test_malformed_entities_and_invisible_characters_are_tolerated():
     text = html_to_content("<p>Fish &amp chips &copy 2024 &bogus; zero\u200bwidth &#x41;</p>").text
     assert text.startswith("Fish & chips © 2024 &bogus")  # bs4 drops an unknown entity's ';'
     assert text.endswith(" zerowidth A")
+
+
+# --- hostile pages (issue 15): linear time, bounded output, no exception -----------------------------
+# Times before the fix on a 2-core machine are in the ids' comments; each now takes well under a second.
+
+def _bounded(html: str) -> HtmlContent:
+    """html_to_content within a few seconds, its text at most a small multiple of the page."""
+    start = time.perf_counter()
+    content = html_to_content(html)
+    assert time.perf_counter() - start < 5
+    assert len(content.text) <= 5 * len(html) + 1_000
+    return content
+
+
+_SPAN_ROW = "<tr>" + '<td colspan="100" rowspan="100">abc</td>' * 20 + "</tr>"
+HOSTILE = {
+    "spans-100": "<table>" + _SPAN_ROW * 100 + "</table>",  # > 23 GB, killed
+    "colspan-1000": "<table>" + ('<tr><td colspan="1000">abc</td><td>d</td></tr>' * 100) + "</table>",  # 17x text
+    "100k-unclosed-comments": "<p>x</p>" + "<!--" * 100_000,  # 12 s for 50,000
+    "50k-unclosed-start-tags": "<p>x</p>" + "<a " * 50_000,  # > 40 s
+    "50k-unclosed-processing-instructions": "<p>x</p>" + "<?x" * 50_000,  # 1 s, quadratic
+    "50k-unclosed-end-tags": "<p>x</p>" + "</a" * 50_000,  # 1 s, quadratic
+    "quoted-gt-in-20k-tags": "<p>x</p>" + "<a b='>'" * 20_000,  # > 40 s
+    "20k-unclosed-cells": "<table><tr>" + "<td>x" * 20_000 + "</table>",  # 121 s, 10 GB
+    "10k-nested-navs": "<nav>" * 10_000 + "<main><p>t</p></main>",  # > 40 s
+    "10k-nested-headers": "<article>" + "<header>" * 10_000 + "t",  # > 40 s
+    "10k-nested-forms": "<form>" * 10_000 + "<p>t</p>",  # > 40 s
+    "5k-nested-tables": "<table><tr><td>" * 5_000 + "x",  # 5 s
+    "huge-span-digits": '<table><tr><td colspan="' + "9" * 5_000 + '">x</td><td>y</td></tr></table>',  # int() limit
+}
+
+
+@pytest.mark.parametrize("html", HOSTILE.values(), ids=HOSTILE.keys())
+def test_a_hostile_page_is_read_in_linear_time_with_bounded_output(html):
+    assert _bounded(html).text
+
+
+def test_spans_and_padding_stay_within_the_tables_budget(caplog):
+    (table,) = _bounded(HOSTILE["spans-100"]).tables
+    cells = 20 * 100 * len(" abc |")
+    header_and_rule = len(table.markdown.split("\n", 2)[0]) + 6 * len(table.header)
+    assert len(table.markdown) <= html_module.TABLE_GROWTH * cells + header_and_rule
+    assert "table cut" in caplog.text
+
+
+def test_unclosed_comments_stay_text_as_html_parser_reads_them():
+    assert _bounded("<p>x</p>" + "<!--" * 10).text == "x\n\n" + "<!--" * 10
+
+
+def test_an_unknown_marked_section_is_text_not_a_parser_error():
+    assert _bounded("<p>x</p><![<![").text == "x\n\n<![<!["
+    assert _bounded("<p>a<![if !IE]>b<![endif]>c</p>").text == "abc"  # known sections are still dropped
+
+
+def test_a_second_bad_character_reference_does_not_turn_the_rest_of_the_page_into_raw_text():
+    assert _bounded("<p>a &#; b</p><p>c &#x; d</p><p>e</p>").text == "a &#; b\n\nc &#x; d\n\ne"
+
+
+def test_one_unclosed_quote_reads_to_the_next_gt_and_the_rest_of_the_page_stays_html():
+    html = "<p>a</p><a b='x>y</a>" + "<p>z</p>" * 2_000  # the unparsed rest is longer than MAX_UNPARSED_TAIL
+    text = _bounded(html).text
+    assert text.startswith("a\n\n<a b='x>y\n\nz\n\nz")
+    assert "<p>" not in text
+
+
+def test_tags_hiding_every_later_gt_in_quotes_turn_the_rest_into_plain_text_after_a_few_repairs(caplog):
+    text = _bounded("<p>kept</p>" + "<a b='>'" * 20_000).text
+    assert text.startswith("kept\n\n<a b='>'")
+    assert text.count("<a") <= html_module.REPAIR_PASSES
+    assert "never close" in caplog.text
+
+
+def test_a_page_the_parser_still_rejects_is_read_as_plain_text_with_a_warning(monkeypatch, caplog):
+    real = html_module.BeautifulSoup
+    calls = []
+
+    def rejecting_once(markup: str, features: str):
+        calls.append(markup)
+        if len(calls) == 1:
+            raise ParserRejectedMarkup("rejected")
+        return real(markup, features)
+
+    monkeypatch.setattr(html_module, "BeautifulSoup", rejecting_once)
+    assert html_to_content("<p>plain <b>words</b></p>").text == "plain words"
+    assert "reading it as plain text" in caplog.text

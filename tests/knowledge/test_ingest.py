@@ -4,30 +4,41 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import socket
+import threading
+import time
 from pathlib import Path
 
 import pytest
 from pypdf import PdfReader, PdfWriter
 
 from engine.errors import IngestError
+from engine.knowledge import ingest
 from engine.knowledge.ingest import READERS, ingest_paths, split_text
-from engine.knowledge.loader import load_pack
+from engine.knowledge.loader import MAX_LINE_CHARS, load_pack
 from engine.knowledge.records import Triple
 from engine.knowledge.writer import write_pack
 
 
-def _pdf_bytes(lines: list[str]) -> bytes:
-    """A one-page PDF with a Helvetica text layer, written by hand with a correct xref table."""
+def _pdf_bytes(lines: list[str], unicode_map: bytes = b"") -> bytes:
+    """A one-page PDF with a Helvetica text layer, written by hand with a correct xref table.
+
+    `unicode_map` is the body of a ToUnicode CMap (what text extraction maps character codes to).
+    """
     shown = " ".join(f"({line}) '" for line in lines)
     content = f"BT /F1 12 Tf 72 720 Td 14 TL {shown} ET".encode("latin-1")
+    to_unicode = b" /ToUnicode 6 0 R" if unicode_map else b""
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
         b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica%s >>" % to_unicode,
         b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
     ]
+    if unicode_map:
+        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(unicode_map), unicode_map))
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):
@@ -329,3 +340,214 @@ def test_an_ingested_pack_writes_and_loads_back(tmp_path):
     assert loaded.triples == pack.triples
     assert loaded.pages == pack.pages
     assert len({d.id for d in loaded.documents}) == len(files) - 1 + 2  # long.md has three parts
+
+
+# --- hostile and careless input (issue 15) ----------------------------------------------------
+
+def _quick(function, *args, seconds: float = 5.0, **kwargs):
+    """Call `function` in a daemon thread: a hang (a FIFO, a quadratic loop) fails the test instead of blocking it."""
+    outcome: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = function(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 — handed back to the test below
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    start = time.perf_counter()
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"{function.__name__} still running after {seconds} s"
+    assert time.perf_counter() - start < seconds
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["value"]
+
+
+def test_a_wide_markdown_table_repeats_its_header_only_while_that_is_cheap():
+    # A 4 MB wide table once became > 6 GB: its 400-word header was repeated before every single word.
+    header = "| " + " | ".join(f"h{i}" for i in range(200)) + " |"
+    rule = "|" + "---|" * 200
+    row = "| " + " | ".join("x" for _ in range(200)) + " |"
+    table = "\n".join([header, rule, *[row] * 2_500])  # 1 MB
+    parts = _quick(split_text, "T", table)
+    assert sum(len(body) for _, body in parts) <= 2 * len(table)
+    assert parts[0][1].startswith("| h0 | h1 |") and not parts[1][1].startswith("| h0 |")
+
+
+def test_a_narrow_markdown_table_still_repeats_its_header_in_every_piece():
+    table = "\n".join(["| k | v |", "|---|---|", *[f"| key{i} | value{i} |" for i in range(300)]])
+    parts = split_text("T", table)
+    assert len(parts) > 1 and all(body.startswith("| k | v |\n|---|---|\n") for _, body in parts)
+
+
+def test_heading_only_markdown_is_split_in_linear_time():
+    text = "\n".join(f"## heading {i}" for i in range(50_000))  # > 120 s before
+    parts = _quick(split_text, "T", text)
+    assert sum(len(body) for _, body in parts) <= len(text)
+
+
+@pytest.mark.parametrize("line", ["# " + "#" * 50_000 + "x", "# a" + " " * 50_000 + "b", "#" + " #" * 50_000 + "x"])
+def test_a_pathological_heading_line_is_read_in_linear_time(tmp_path, line):
+    path = _write(tmp_path, "odd.md", line + "\n\nBody text.")
+    (doc, *_) = _quick(ingest_paths, [path], "notes").documents
+    assert len(doc.title.removesuffix(" (part 1)")) <= ingest.MAX_TITLE_CHARS
+
+
+def test_a_line_without_spaces_becomes_parts_that_each_fit_a_line_of_the_written_pack(tmp_path):
+    path = _write(tmp_path, "blob.txt", "\x01" * 1_200_000)  # escaped as \u0001: 7 MB of JSON in one document
+    pack = _quick(ingest_paths, [path], "blob")
+    assert all(len(d.text) <= ingest.MAX_PART_CHARS for d in pack.documents)
+    assert load_pack(write_pack(pack, tmp_path / "out")).documents == pack.documents
+
+
+def test_a_jsonl_line_longer_than_the_loader_reads_is_a_problem_with_file_and_line(tmp_path):
+    record = json.dumps({"id": "big", "title": "Big", "text": "x" * MAX_LINE_CHARS})
+    path = _write(tmp_path, "docs.jsonl", '{"id": "a", "title": "A", "text": "x"}\n' + record + "\n")
+    assert f"{path}:2: line longer than {MAX_LINE_CHARS:,} bytes" in _error([path])
+
+
+def test_closing_hashes_of_a_heading_are_not_part_of_the_title(tmp_path):
+    path = _write(tmp_path, "t.md", "# Radium ##  \n\nGlows.")
+    assert ingest_paths([path], "notes").documents[0].title == "Radium"
+
+
+def test_hostile_html_is_ingested_in_linear_time(tmp_path):
+    row = "<tr>" + '<td colspan="100" rowspan="100">abc</td>' * 20 + "</tr>"
+    path = _write(tmp_path, "spans.html", "<table>" + row * 100 + "</table>" + "<!--" * 50_000)
+    pack = _quick(ingest_paths, [path], "web")
+    assert sum(len(d.text) for d in pack.documents) <= 5 * path.stat().st_size
+
+
+@pytest.mark.parametrize(("line", "problem"), [
+    ("[" * 100_000 + "]" * 100_000, "nested deeper than"),
+    ('{"id": "a", "title": "A", "text": "x", "n": ' + "9" * 5_000 + "}", "integer with 5000 digits"),
+    ('{"id": "a", "title": "A", "text": "\\ud800"}', "lone UTF-16 surrogate"),
+])
+def test_a_hostile_jsonl_record_is_a_problem_with_file_and_line(tmp_path, line, problem):
+    path = _write(tmp_path, "docs.jsonl", '{"id": "ok", "title": "T", "text": "fine"}\n' + line + "\n")
+    message = _quick(_error, [path])
+    assert f"{path}:2: " in message and problem in message
+
+
+def test_invalid_utf8_in_jsonl_is_a_problem_with_file_and_line(tmp_path):
+    path = _write(tmp_path, "docs.jsonl", b'{"id": "a", "title": "A", "text": "x"}\n{"id": "b\xff"}\n')
+    assert f"{path}:2: not UTF-8 text" in _error([path])
+
+
+def test_a_jsonl_string_may_hold_a_unicode_line_separator(tmp_path):
+    path = _write(tmp_path, "docs.jsonl", '{"id": "a", "title": "A", "text": "one\u2028two"}\n')
+    assert ingest_paths([path], "j").documents[0].text == "one\u2028two"
+
+
+def test_lone_surrogates_from_a_pdf_text_layer_become_replacement_characters(tmp_path):
+    path = _write(tmp_path, "broken.pdf", _pdf_with_unicode_map(b"D800"))  # pypdf decodes with surrogatepass
+    pack = ingest_paths([path], "pdfs")
+    assert pack.documents[0].text == "\ufffdB"
+    assert load_pack(write_pack(pack, tmp_path / "out")).documents == pack.documents
+
+
+def _pdf_with_unicode_map(code: bytes) -> bytes:
+    """A PDF showing "AB" whose ToUnicode map sends "A" to the UTF-16 code unit `code`."""
+    return _pdf_bytes(["AB"], b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /X def "
+                              b"1 begincodespacerange <00> <FF> endcodespacerange 1 beginbfchar <41> <" + code +
+                              b"> endbfchar endcmap CMapName currentdict /CMap defineresource pop end end")
+
+
+# --- only regular files, only inside the folder, size-capped (issue 15) --------------------------
+
+def test_links_pipes_and_devices_in_a_folder_are_skipped_with_a_warning(tmp_path, caplog):
+    folder = tmp_path / "in"
+    _write(folder, "real.txt", "Real notes.")
+    secret = _write(tmp_path, "secret.txt", "outside the folder")
+    (folder / "passwd.txt").symlink_to(secret)
+    (folder / "inner.txt").symlink_to(folder / "real.txt")
+    (folder / "zero.txt").symlink_to("/dev/null")
+    (folder / "linked").symlink_to(tmp_path, target_is_directory=True)
+    os.mkfifo(folder / "pipe.txt")  # reading it would block forever
+    pack = _quick(ingest_paths, [folder], "safe")
+    assert [d.text for d in pack.documents] == ["Real notes."]
+    for name in ("passwd.txt", "inner.txt", "zero.txt", "linked"):
+        assert f"{folder / name}: skipped, a symbolic link" in caplog.text
+    assert f"{folder / 'pipe.txt'}: skipped, a named pipe" in caplog.text
+
+
+def test_a_socket_in_a_folder_is_skipped(tmp_path, caplog):
+    _write(tmp_path, "a.txt", "Text.")
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(tmp_path / "s.txt"))
+        assert [d.text for d in _quick(ingest_paths, [tmp_path], "s").documents] == ["Text."]
+    assert "s.txt: skipped, a socket" in caplog.text
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/null"])
+def test_a_device_named_directly_is_refused_not_read(device):
+    assert f"{device}: a device, not a regular file" in _quick(_error, [Path(device)])
+
+
+def test_a_pipe_named_directly_is_refused_not_waited_on(tmp_path):
+    os.mkfifo(tmp_path / "pipe.txt")
+    assert "pipe.txt: a named pipe, not a regular file" in _quick(_error, [tmp_path / "pipe.txt"])
+
+
+def test_a_pipe_swapped_in_after_the_folder_was_listed_is_refused_not_waited_on(tmp_path, monkeypatch):
+    os.mkfifo(tmp_path / "pipe.txt")
+    regular = (tmp_path / "listed-as.txt")
+    regular.write_text("x")
+    monkeypatch.setattr(ingest, "_listed", lambda path, root, is_wanted: regular.stat())  # as if it was a file then
+    assert "pipe.txt: a named pipe, not a regular file" in _quick(_error, [tmp_path])
+
+
+def test_a_link_the_user_names_directly_is_followed(tmp_path):
+    real = _write(tmp_path, "real.txt", "Named on purpose.")
+    (tmp_path / "link.txt").symlink_to(real)
+    assert ingest_paths([tmp_path / "link.txt"], "l").documents[0].text == "Named on purpose."
+
+
+def test_files_together_over_the_total_limit_are_refused_before_any_is_read(tmp_path):
+    paths = [_write(tmp_path, "a.txt", "x" * 600), _write(tmp_path, "b.txt", b"\xff" * 600)]  # b is not UTF-8
+    message = _error(paths, max_total_bytes=1_000)
+    assert message == "2 files hold 1,200 bytes, over the total limit of 1,000 bytes; ingest fewer files at a " \
+                      "time or raise the limit"
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="needs Linux /proc")
+def test_a_file_larger_than_its_listed_size_is_cut_at_the_limit(tmp_path):
+    # /proc files list a size of 0 whatever they hold, as a file still being written may.
+    (tmp_path / "status.txt").symlink_to("/proc/self/status")
+    message = _error([tmp_path / "status.txt"], max_bytes=100)
+    assert "status.txt: is over the limit of 100 bytes" in message and "more than its listed size" in message
+
+
+def test_a_pack_name_that_cannot_name_a_folder_is_refused(tmp_path):
+    with pytest.raises(IngestError, match="pack name '../x' is not allowed"):
+        ingest_paths([_write(tmp_path, "a.txt", "x")], "../x")
+
+
+def test_a_folder_swapped_for_a_link_during_the_walk_is_not_followed_outside(tmp_path, monkeypatch, caplog):
+    outside = tmp_path / "outside"
+    _write(outside, "secret.txt", "not yours")
+    folder = tmp_path / "in"
+    _write(folder, "a.txt", "Text.")
+    (folder / "sub").symlink_to(outside, target_is_directory=True)
+    walked = [(str(folder), [], ["a.txt"]), (str(folder / "sub"), [], ["secret.txt"])]  # as if "sub" was a folder
+    monkeypatch.setattr(ingest.os, "walk", lambda top, onerror: iter(walked))
+    assert [d.text for d in ingest_paths([folder], "w").documents] == ["Text."]
+    assert f"{folder / 'sub' / 'secret.txt'}: skipped, it resolves outside {folder}" in caplog.text
+
+
+@pytest.mark.parametrize("data", [b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", b"\x00" * 100, b"<p>a</p>\x00\x01\x02"])
+def test_a_binary_file_named_html_is_refused(tmp_path, data):
+    assert "looks like a binary file" in _error([_write(tmp_path, "image.html", data)])
+
+
+def test_a_utf16_page_with_a_bom_is_still_read(tmp_path):
+    path = _write(tmp_path, "wide.html", "<p>Caf\u00e9 in UTF-16.</p>".encode("utf-16"))
+    assert ingest_paths([path], "web").documents[0].text == "Café in UTF-16."
+
+
+def test_a_web_page_over_its_own_limit_is_refused_before_it_is_parsed(tmp_path, monkeypatch):
+    monkeypatch.setattr(ingest, "MAX_HTML_BYTES", 1_000)
+    path = _write(tmp_path, "big.html", "<p>x</p>" * 200)
+    assert f"{path}: 1,600 bytes is over the limit of 1,000 bytes for a web page" in _error([path])

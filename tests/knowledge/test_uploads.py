@@ -9,6 +9,7 @@ import pytest
 from engine.errors import IngestError
 from engine.knowledge.loader import load_pack
 from engine.knowledge.uploads import (
+    MAX_NAME_BYTES,
     Upload,
     build_pack_from_uploads,
     pack_name_problem,
@@ -42,7 +43,33 @@ def test_file_names_are_sanitised_to_plain_names(given, safe):
 
 def test_long_names_keep_their_suffix():
     name = safe_file_name("a" * 500 + ".pdf")
-    assert len(name) == 120 and name.endswith(".pdf")
+    assert len(name) == MAX_NAME_BYTES and name.endswith(".pdf")
+
+
+@pytest.mark.parametrize("stem", ["報告書" * 40, "é" * 150, "𠮷" * 60, "a" + "𠮷" * 60])  # 𠮷: four bytes
+def test_long_non_ascii_names_are_cut_by_bytes_at_a_character_boundary(tmp_path, stem):
+    # 119 CJK characters are 357 bytes, over the 255-byte limit of a file name: the upload crashed.
+    name = safe_file_name(stem + ".md")
+    assert len(name.encode()) <= MAX_NAME_BYTES and name.endswith(".md") and stem.startswith(name[:-3])
+    assert save_uploads([Upload(stem + ".md", b"# T\n\nText.")], tmp_path)[0].name == name
+
+
+def test_a_very_long_suffix_is_cut_as_part_of_the_name():
+    name = safe_file_name("notes." + "x" * 300)
+    assert len(name.encode()) <= MAX_NAME_BYTES and name.startswith("notes.xxx")
+
+
+def test_a_119_character_cjk_upload_builds_a_pack(tmp_path):
+    upload = Upload("関数" * 59 + "表.md", "# 関数\n\n関数の説明。".encode())
+    target = build_pack_from_uploads([upload], "cjk", tmp_path, [])
+    assert load_pack(target).documents[0].title == "関数"
+
+
+def test_uploads_together_over_the_total_limit_are_refused_and_nothing_is_written(tmp_path):
+    uploads = [Upload("a.txt", b"x" * 600), Upload("b.txt", b"y" * 600)]
+    with pytest.raises(IngestError, match="2 files hold 1,200 bytes, over the limit of 1,000 bytes"):
+        save_uploads(uploads, tmp_path, max_total_bytes=1_000)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_uploads_are_checked_for_type_size_and_emptiness():
@@ -73,7 +100,7 @@ def test_nothing_uploaded_is_a_problem(tmp_path):
 
 @pytest.mark.parametrize(("name", "problem"), [
     ("", "empty"), ("../up", "not allowed"), ("with space", "not allowed"), ("-dash", "not allowed"),
-    ("x" * 65, "not allowed"), ("Demo", "already exists"),
+    ("x" * 65, "not allowed"), ("Demo", "already exists"), ("con", "reserved device name"),
 ])
 def test_pack_names_must_be_plain_and_new(name, problem):
     assert problem in pack_name_problem(name, ["demo"])
