@@ -46,9 +46,14 @@ class Warmup:
         self._thread = threading.Thread(target=self._run, name="ragscope-warmup", daemon=True)
 
     def start(self) -> Warmup:
+        """Start in the background; a process already exiting gets no warm-up (nothing left to serve)."""
+        try:
+            atexit.register(self.cancel)  # registered first: the exit must be able to join the thread
+        except RuntimeError:
+            self._stage, self._done = "cancelled", True
+            return self
         self._started = time.perf_counter()
         self._thread.start()
-        atexit.register(self.cancel)
         return self
 
     def cancel(self) -> None:

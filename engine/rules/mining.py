@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import RagscopeError
+from engine.files import write_text_atomic
 from engine.knowledge.records import Rule, Triple
 from engine.rules.walk import Deadline
 
@@ -184,9 +185,7 @@ def write_mined_rules(mined: Sequence[MinedRule], path: Path) -> None:
                                  "confidence": rule.confidence, "support": rule.support, "text": text,
                                  "miner": "ragscope", **record.to_dict()}, ensure_ascii=False))
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomic(path, "\n".join(lines) + ("\n" if lines else ""))
 
 
 def _passes(rule: MinedRule, config: MiningConfig) -> bool:
