@@ -1,11 +1,14 @@
 """The sentence encoder behind dense retrieval and the offline tools (MiniLM by default).
 
-torch and sentence-transformers load on first use, never at import, so the app starts fast.
+torch and sentence-transformers load on first use, never at import, so the app starts fast. The
+encoder runs on the GPU when torch sees one (issue 16: indexing large corpora), unless
+RAGSCOPE_DEVICE says otherwise.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections import OrderedDict
 from functools import cached_property
@@ -17,6 +20,21 @@ from langchain_core.embeddings import Embeddings
 from engine.errors import BackendError
 
 _QUERY_CACHE_SIZE = 4096
+# texts per forward pass: a GPU is only kept busy by large batches; on CPU larger ones only cost memory
+_BATCH_SIZE = {"cpu": 64, "cuda": 256}
+
+
+def select_device() -> str:
+    """RAGSCOPE_DEVICE when set (cpu, cuda, cuda:1, mps); otherwise cuda when torch sees a GPU."""
+    import torch
+
+    chosen = os.environ.get("RAGSCOPE_DEVICE", "").strip()
+    if chosen.startswith("cuda") and not torch.cuda.is_available():
+        raise BackendError(f"RAGSCOPE_DEVICE={chosen!r} but torch sees no CUDA GPU; "
+                           "unset it or set it to cpu")
+    if chosen:
+        return chosen
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def default_embedder_path() -> Path:
@@ -28,14 +46,14 @@ def default_embedder_path() -> Path:
 class Embedder(Embeddings):
     """Normalised sentence embeddings (cosine = dot product) with a small query cache."""
 
-    def __init__(self, path: str | Path | None = None, batch_size: int = 64):
+    def __init__(self, path: str | Path | None = None, batch_size: int | None = None):
         self.path = Path(path) if path else default_embedder_path()
         if not (self.path / "config.json").is_file() and not (self.path / "modules.json").is_file():
             raise BackendError(
                 f"embedder folder {self.path} has no sentence-transformers model "
                 "(config.json/modules.json); set RAGSCOPE_EMBEDDER to a local model folder"
             )
-        self.batch_size = batch_size
+        self._batch_size = batch_size  # None: chosen for the device (_BATCH_SIZE)
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
 
@@ -48,13 +66,21 @@ class Embedder(Embeddings):
         return f"{name}-{digest}"
 
     @cached_property
+    def device(self) -> str:
+        return select_device()
+
+    @property
+    def batch_size(self) -> int:
+        return self._batch_size or _BATCH_SIZE.get(self.device.split(":")[0], _BATCH_SIZE["cpu"])
+
+    @cached_property
     def _model(self):
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # a weights bar per load would clutter CLI and logs
 
-        return SentenceTransformer(str(self.path), device="cpu", local_files_only=True)
+        return SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
 
     @property
     def dimension(self) -> int:

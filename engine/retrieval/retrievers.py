@@ -6,18 +6,15 @@ in its metadata, so methods and the UI can show why a chunk came back.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document as LcDocument
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
-from rank_bm25 import BM25Okapi
 
 from engine.knowledge.chunking import Chunk
 from engine.retrieval.embedder import Embedder
 from engine.retrieval.index import ChunkIndex
-from engine.text import content_words
+from engine.retrieval.sparse import SparseIndex
 
 RRF_K = 60  # Cormack et al. 2009; the usual constant for reciprocal-rank fusion
 
@@ -53,26 +50,15 @@ class DenseRetriever(_ChunkRetriever):
 
 
 class BM25Retriever(_ChunkRetriever):
-    """Okapi BM25 over title + text of each chunk (rank-bm25)."""
+    """BM25 (Lucene's variant, bm25s) over title + text of each chunk, from the persisted sparse index."""
 
-    bm25: BM25Okapi
-    order: list[str]
-
-    @classmethod
-    def from_chunks(cls, chunks: Sequence[Chunk], k: int = 5) -> BM25Retriever:
-        corpus = [content_words(f"{c.title} {c.text}") or ["_"] for c in chunks]
-        return cls(chunks={c.id: c for c in chunks}, bm25=BM25Okapi(corpus), order=[c.id for c in chunks], k=k)
+    index: SparseIndex
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[LcDocument]:
-        terms = content_words(query)
-        if not terms:
-            return []
-        scores = self.bm25.get_scores(terms)
-        best = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[: self.k]
-        return [as_document(self.chunks[self.order[i]], scores[i], rank, "bm25")
-                for rank, i in enumerate(best, start=1) if scores[i] > 0]
+        return [as_document(self.chunks[cid], score, rank, "bm25")
+                for rank, (cid, score) in enumerate(self.index.query(query, self.k), start=1)]
 
 
 class HybridRetriever(_ChunkRetriever):
