@@ -1,4 +1,4 @@
-"""Command line: ask, eval, index, ingest, import-hotpot/-2wiki/-musique, mine-rules, train-retriever, train-r2ag. Bad input prints a clear message and exits 2."""
+"""Command line: methods, ask, eval, index, ingest, import-hotpot/-2wiki/-musique, mine-rules, train-retriever, train-r2ag, export-traces. Bad input prints a clear message and exits 2."""
 
 from __future__ import annotations
 
@@ -58,6 +58,10 @@ def _check_utf8(argv: Sequence[str]) -> None:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m engine", description="ragscope engine")
     sub = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    methods = sub.add_parser("methods", help="list the methods, users' own (plugins) included, with their -p "
+                                             "parameters; a plugin that did not load is named on stderr (exit 2)")
+    methods.set_defaults(handler=_methods)
 
     ask = sub.add_parser("ask", help="answer one question and print the steps")
     _pack_args(ask)
@@ -139,7 +143,47 @@ def _parser() -> argparse.ArgumentParser:
     r2ag.add_argument("--out", type=Path, default=None,
                       help="checkpoint file (default $RAGSCOPE_HOME/r2ag/relevance.pt; <model>.pt with --backend hf)")
     r2ag.set_defaults(handler=_train_r2ag)
+
+    export = sub.add_parser("export-traces", help="traces (eval --out's traces.jsonl, a History export, ask --json) → "
+                                                  "OpenInference spans for Phoenix or any OpenTelemetry backend")
+    export.add_argument("traces", type=Path, help="eval --out's traces.jsonl, a History export, or ask --json's output")
+    export.add_argument("--format", choices=("openinference",), default="openinference", help="span format")
+    export.add_argument("--out", type=Path, default=None, help="spans.jsonl to write, one JSON span per line")
+    export.add_argument("--otlp-endpoint", default="", metavar="URL",
+                        help="send the spans over OTLP/HTTP, e.g. http://127.0.0.1:6006/v1/traces (Phoenix)")
+    export.add_argument("--project", default="ragscope", help="project Phoenix files them under (default ragscope)")
+    export.add_argument("--session", default="", help="session.id for every exported run, to group them")
+    export.add_argument("--timeout", type=float, default=10.0, help="seconds to keep trying to send (default 10)")
+    export.set_defaults(handler=_export_traces)
     return parser
+
+
+def _export_traces(args: argparse.Namespace) -> int:
+    from engine.export.openinference import spans_jsonl, trace_spans
+    from engine.export.otlp import endpoint_url, send_spans
+    from engine.export.traces_file import read_traces
+    from engine.files import write_text_atomic
+    from engine.knowledge.writer import check_target
+
+    if not (args.out or args.otlp_endpoint):
+        raise RagscopeError("export-traces needs --out FILE, --otlp-endpoint URL, or both")
+    if not 0 < args.timeout <= 600:  # also refuses nan
+        raise RagscopeError(f"--timeout {args.timeout}: give the seconds to keep trying, more than 0 and at most 600")
+    if not args.project.strip():
+        raise RagscopeError("--project is empty; name the project the traces go to (default ragscope)")
+    if args.out:
+        check_target(args.out, folder=False)  # a bad target or URL fails before the file is read
+    if args.otlp_endpoint:
+        endpoint_url(args.otlp_endpoint)
+    traces = read_traces(args.traces)
+    spans = [span for trace in traces for span in trace_spans(trace, args.session)]
+    if args.out:
+        write_text_atomic(args.out, spans_jsonl(spans))
+        print(f"wrote {len(spans)} spans of {len(traces)} traces to {args.out}")
+    if args.otlp_endpoint:
+        send_spans(spans, args.otlp_endpoint, project=args.project, timeout_s=args.timeout)
+        print(f"sent {len(spans)} spans of {len(traces)} traces to {endpoint_url(args.otlp_endpoint)}")
+    return 0
 
 
 def _pack_args(parser: argparse.ArgumentParser) -> None:
@@ -168,6 +212,22 @@ def _params(pairs: list[str]) -> dict[str, str]:
             raise RagscopeError(f"parameter {pair!r} is not NAME=VALUE")
         params[name.strip()] = value.strip()
     return params
+
+
+def _methods(args: argparse.Namespace) -> int:
+    """Each method with where it comes from: a plugin author's check that theirs loads."""
+    from engine.methods.base import METHODS, method_ids
+    from engine.methods.plugins import load_plugins
+    from engine.params import param_specs
+
+    plugins = load_plugins()
+    for method_id in method_ids():
+        cls = METHODS[method_id]
+        print(f"{method_id:<16} {cls.label} ({plugins.source_of(method_id)})")
+        print(f"{'':<16} -p " + " ".join(f"{s.name}={s.default}" for s in param_specs(cls.Params)))
+    for problem in plugins.problems:
+        print(f"error: {problem}", file=sys.stderr)
+    return USAGE_ERROR if plugins.problems else 0
 
 
 def _ask(args: argparse.Namespace) -> int:
@@ -365,17 +425,18 @@ def _judged(workbench, results):  # noqa: ANN001, ANN202
 def _index(args: argparse.Namespace) -> int:
     import time
 
-    from tqdm import tqdm
-
+    from engine.retrieval.index import IndexProgress, with_eta
     from engine.retrieval.suite import open_retrieval
     from engine.settings import Settings
+
+    def show(p: IndexProgress) -> None:
+        print(f"\rindexing: {p.describe()}", end="\n" if p.done >= p.total else "", file=sys.stderr, flush=True)
 
     pack = load_pack(args.pack)
     retrieval = open_retrieval(pack, Settings())
     started = time.perf_counter()
-    with tqdm(total=len(retrieval.chunks), unit="chunk", file=sys.stderr) as bar:
-        # sync, not ensure_index: that reports nothing when this process already synced the pack
-        report = retrieval.index.sync(retrieval.chunks, lambda done, total: (bar.reset(total), bar.update(done)))
+    # sync, not ensure_index: that reports nothing when this process already synced the pack
+    report = retrieval.index.sync(retrieval.chunks, with_eta(show))
     seconds = time.perf_counter() - started
     print(f"index {retrieval.index.name}: {len(retrieval.chunks)} chunks; embedded {report.added}, "
           f"kept {report.kept}, removed {report.removed} in {seconds:.1f} s")

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 
 from engine.methods import method_ids
+from engine.retrieval.index import IndexProgress, with_eta
 from engine.runner import Workbench
 
 log = logging.getLogger(__name__)
@@ -75,7 +76,7 @@ class Warmup:
         bench = self.workbench
         try:
             self._stage = "indexing the pack"
-            bench.retrieval.ensure_index(self._indexing)
+            bench.retrieval.ensure_index(with_eta(self._indexing))
             self._stage = "loading the tools"
             _ = bench.tools
             if bench.backend == "offline":
@@ -99,9 +100,9 @@ class Warmup:
             self._finished = time.perf_counter()
             self._done = True
 
-    def _indexing(self, done: int, total: int) -> None:
+    def _indexing(self, progress: IndexProgress) -> None:
         self._check()
-        self._stage = f"indexing the pack ({done:,} of {total:,} chunks)"
+        self._stage = f"indexing the pack ({progress.describe()})"
 
     def _check(self) -> None:
         if self._cancel.is_set():

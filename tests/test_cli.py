@@ -255,6 +255,20 @@ def test_index_reports_even_when_this_process_already_synced_the_pack(ragscope_h
     assert "kept 12" in capsys.readouterr().out.splitlines()[-1]
 
 
+def test_index_shows_its_rate_and_time_left_while_it_embeds(ragscope_home, capsys, monkeypatch, tmp_path):
+    import engine.retrieval.embedder
+    import engine.retrieval.index
+
+    monkeypatch.setattr(engine.retrieval.index, "WRITE_BATCHES", 1)
+    monkeypatch.setitem(engine.retrieval.embedder._BATCH_SIZE, "cpu", 4)  # 12 chunks in three writes
+    monkeypatch.setenv("RAGSCOPE_HOME", str(tmp_path))  # an index no earlier test synced
+    assert main(["index", "--pack", str(MINI_PACK)]) == 0
+    progress = capsys.readouterr().err.split("\r")[1:]
+    assert progress[0] == "indexing: 0 of 12 chunks (0/s)"
+    assert any(p.startswith("indexing: 4 of 12 chunks (") and " left)" in p for p in progress)
+    assert progress[-1].startswith("indexing: 12 of 12 chunks (") and progress[-1].endswith("/s)\n")
+
+
 # ---------------------------------------------------------------- eval -p, --workers, --resume (issue 16)
 
 ALL_METHODS = ",".join(method_ids())

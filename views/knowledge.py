@@ -360,13 +360,14 @@ def index_status(workbench: Workbench, name: str, indexed: int) -> None:
 
 
 def sync(workbench: Workbench) -> None:
+    from engine.retrieval.index import with_eta
     from engine.retrieval.suite import Retrieval  # a fresh one: the shared one syncs only once per process
 
     bar = st.progress(0.0, text="Comparing the pack with the index…")
     fresh = Retrieval(workbench.pack, workbench.retrieval.settings, embedder=workbench.retrieval.embedder)
     try:
-        report = fresh.ensure_index(progress=lambda done, total: bar.progress(
-            done / max(total, 1), text=f"Embedding chunks: {done} of {total}"))
+        report = fresh.ensure_index(progress=with_eta(lambda p: bar.progress(
+            p.done / max(p.total, 1), text=f"Embedding {p.describe()}")))
     except Exception as exc:  # noqa: BLE001 — encoder or Chroma failures are shown, never raised
         bar.empty()
         st.error(md_text(f"Syncing failed: {type(exc).__name__}: {exc}"))

@@ -15,9 +15,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import numpy as np
 
+from engine.errors import BackendError
 from engine.knowledge.chunking import Chunk
 from engine.retrieval.embedder import Embedder
 
@@ -32,7 +34,11 @@ _CLIENTS_LOCK = threading.Lock()
 
 
 def chroma_client(index_dir: Path, url: str = ""):
-    """One client per location per process: Chroma refuses two clients on one path."""
+    """One client per location per process: Chroma refuses two clients on one path.
+
+    A shared server (RAGSCOPE_CHROMA_URL) that is malformed or does not answer is a BackendError: the
+    user pointed us at it, so the message names it and the CLI exits 2 instead of printing a traceback.
+    """
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
@@ -41,15 +47,30 @@ def chroma_client(index_dir: Path, url: str = ""):
         if key not in _CLIENTS:
             settings = ChromaSettings(anonymized_telemetry=False)
             if url:
-                match = re.match(r"^(https?)://([^:/]+)(?::(\d+))?", url)
-                if not match:
-                    raise ValueError(f"RAGSCOPE_CHROMA_URL {url!r} is not http(s)://host[:port]")
-                _CLIENTS[key] = chromadb.HttpClient(
-                    host=match[2], port=int(match[3] or 8000), ssl=match[1] == "https", settings=settings)
+                scheme, host, port = parse_chroma_url(url)
+                try:
+                    _CLIENTS[key] = chromadb.HttpClient(host=host, port=port, ssl=scheme == "https", settings=settings)
+                except Exception as exc:  # chromadb raises ValueError, httpx errors or its own by version
+                    raise BackendError(f"the Chroma server at RAGSCOPE_CHROMA_URL={url!r} did not answer "
+                                       f"({type(exc).__name__}: {exc}); start it (`chroma run`) or unset the "
+                                       "variable to use the local index") from exc
             else:
                 index_dir.mkdir(parents=True, exist_ok=True)
                 _CLIENTS[key] = chromadb.PersistentClient(str(index_dir), settings=settings)
         return _CLIENTS[key]
+
+
+def parse_chroma_url(url: str) -> tuple[str, str, int]:
+    """(scheme, host, port) of http(s)://host[:port][/]; anything else (paths, credentials, bad ports) is refused."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port or 8000
+    except ValueError as exc:  # a port out of range or not a number
+        raise BackendError(f"RAGSCOPE_CHROMA_URL {url!r} is not http(s)://host[:port]: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password \
+            or parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise BackendError(f"RAGSCOPE_CHROMA_URL {url!r} is not http(s)://host[:port]")
+    return parts.scheme, parts.hostname, port
 
 
 def collection_name(pack_key: str, embedder_id: str, chunking_key: str) -> str:
@@ -93,7 +114,7 @@ class IndexProgress:
         return (self.total - self.done) / self.rate if self.rate > 0 else None
 
     def describe(self) -> str:
-        eta = "" if self.eta_s is None else f", {_duration(self.eta_s)} left"
+        eta = "" if self.eta_s is None or self.done >= self.total else f", {_duration(self.eta_s)} left"
         return f"{self.done:,} of {self.total:,} chunks ({self.rate:,.0f}/s{eta})"
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.errors import BackendError
 from engine.retrieval.index import chroma_client
 from engine.retrieval.suite import Retrieval
 from engine.runner import Workbench
@@ -115,3 +116,23 @@ def test_a_second_workbench_with_its_own_data_folder_reuses_the_served_index(syn
     assert (report.added, report.removed, report.kept) == (0, 0, len(synced.retrieval.chunks))
     assert second.retrieval.search(QUESTIONS[0], retriever="dense")[0].doc_id == "m07"
 
+
+
+@pytest.mark.parametrize("url", ["localhost:8000", "ftp://h:1", "http://", "http://h:99999", "http://h:port",
+                                 "http://u:p@h:8000", "http://h:8000/api?x=1"])
+def test_a_malformed_server_url_is_a_backend_error_naming_it(url, tmp_path):
+    with pytest.raises(BackendError, match="RAGSCOPE_CHROMA_URL"):
+        chroma_client(tmp_path, url)
+
+
+def test_a_server_that_does_not_answer_is_a_backend_error_and_the_cli_exits_2(tmp_path, monkeypatch, capsys):
+    from engine.cli import main
+    from paths import MINI_PACK
+
+    url = f"http://127.0.0.1:{_free_port()}"  # nothing listens there
+    with pytest.raises(BackendError, match="did not answer"):
+        chroma_client(tmp_path, url)
+    monkeypatch.setenv("RAGSCOPE_CHROMA_URL", url)
+    assert main(["ask", "--pack", str(MINI_PACK), "--method", "vanilla", "Where was Grace Hopper born?"]) == 2
+    err = capsys.readouterr().err
+    assert "error:" in err and "did not answer" in err and "Traceback" not in err
