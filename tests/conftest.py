@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,9 @@ from paths import DEMO_PACK, MINI_PACK
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["ANONYMIZED_TELEMETRY"] = "False"
+# Until a test asks for `ragscope_home`: a module that lists methods at collection time must not load
+# the user's own methods from ~/.ragscope/methods (engine.methods.plugins).
+os.environ["RAGSCOPE_HOME"] = tempfile.mkdtemp(prefix="ragscope-tests-")
 # One torch/BLAS thread per process: the suite's models are tiny, and on a loaded machine the default
 # (a thread per core, spinning) slowed torch tests 20-40× (the R2AG training test: 5 s → 215 s).
 for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):

@@ -120,7 +120,7 @@ if traces:
                     on_change=_pause)
     trace = traces[stop]
     st.subheader(f"Stop {order.index(stop) + 1} of {len(order)}: {METHODS[stop].label}")
-    st.caption(f"{METHODS[stop].description} — {METHODS[stop].paper}")
+    st.caption(f"{METHODS[stop].description}" + (f" — {METHODS[stop].paper}" if METHODS[stop].paper else ""))
     st.markdown(f"**Question:** {md_text(trace.question)}")
     gold, scores = grade_trace(trace, pack)
     render_trace(trace, key=_view_key(stop), gold=gold, scores=scores, captions=STEP_CAPTIONS, playable=False)

@@ -12,6 +12,7 @@ from components.trace_view import render_trace
 from engine.errors import RagscopeError
 from engine.evaluation.metrics import grade_trace
 from engine.methods.base import METHODS, method_ids
+from engine.methods.plugins import load_plugins
 from engine.params import param_specs
 from engine.trace import Trace
 
@@ -66,9 +67,11 @@ def _finish(run) -> None:
 st.header(md_text(pack.info.title or pack.info.name))
 _open_linked_run()
 ids = method_ids()
+for problem in load_plugins().problems:  # a broken plugin of the user's is left out, and said so here
+    st.warning(md_text(str(problem)), icon=":material/extension_off:")
 ui_state.default_method("vanilla" if "vanilla" in ids else ids[0])  # the baseline: others are compared with it
 method = st.selectbox("Method", ids, key=ui_state.EXPLORE_METHOD, format_func=lambda m: METHODS[m].label)
-st.caption(f"{METHODS[method].description} — *{METHODS[method].paper}*")
+st.caption(f"{METHODS[method].description}" + (f" — *{METHODS[method].paper}*" if METHODS[method].paper else ""))
 with st.expander("Parameters"):
     params = param_inputs(param_specs(METHODS[method].Params), key=f"explore.params.{method}")
 

@@ -5,8 +5,10 @@ The public API for writing a method of your own (README "Write your own method")
     from engine.methods import Method, RunContext, register
     from engine.trace import AnswerStep, RetrievalStep, Step
 
-A method is a `Method` subclass with `id`, `label`, `paper`, `description`, a frozen `Params`
-dataclass and a `run(question, ctx)` generator of steps, decorated with `@register`.
+A method is a `Method` subclass with `id`, `label`, `description` (`paper` if any), a frozen `Params`
+dataclass and a `run(question, ctx)` generator of steps, decorated with `@register`. Put its
+file in `$RAGSCOPE_HOME/methods/`, or ship it in a package with a `ragscope.methods` entry point:
+`plugins.py` loads both the first time methods are listed (`method_ids`, `get_method`).
 """
 
 import importlib

@@ -8,8 +8,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from engine.errors import RunCancelled, UnknownNameError
+from engine.errors import RagscopeError, RunCancelled, UnknownNameError
 from engine.knowledge.records import Pack, Question
+from engine.methods.contract import check_method
 from engine.retrieval.suite import Retrieval
 from engine.tools.bundle import ToolBundle
 from engine.trace import Step
@@ -34,7 +35,7 @@ class RunContext:
 class Method(ABC):
     id: ClassVar[str]
     label: ClassVar[str]
-    paper: ClassVar[str]
+    paper: ClassVar[str] = ""  # optional: a user's own method may come from no paper
     description: ClassVar[str]
     Params: ClassVar[type]
 
@@ -47,21 +48,36 @@ METHODS: dict[str, type[Method]] = {}
 
 
 def register(cls: type[Method]) -> type[Method]:
-    if cls.id in METHODS:
-        raise ValueError(f"method id {cls.id!r} registered twice ({METHODS[cls.id].__name__}, {cls.__name__})")
+    """Add a method to the registry; one that breaks the Method contract is refused here, with the reason."""
+    if not (isinstance(cls, type) and issubclass(cls, Method)):
+        raise TypeError(f"register expects a subclass of engine.methods.Method; got {cls!r}")
+    check_method(cls)
+    taken = METHODS.get(cls.id)
+    if taken is not None:
+        raise ValueError(f"method id {cls.id!r} is already taken by {taken.__module__}.{taken.__qualname__}; "
+                         "choose another id")
     METHODS[cls.id] = cls
     return cls
 
 
 def get_method(method_id: str) -> Method:
-    import engine.methods  # noqa: F401  (fills the registry)
+    """The method, users' own included; one whose constructor fails is a RagscopeError, not a crash."""
+    from engine.methods.plugins import load_plugins  # fills the registry: built-ins, then plugins
 
+    problems = load_plugins().problems
     if method_id not in METHODS:
-        raise UnknownNameError(f"unknown method {method_id!r}; known: {', '.join(METHODS)}")
-    return METHODS[method_id]()
+        hint = (f"; {len(problems)} plugin(s) did not load, `python -m engine methods` says why"
+                if problems else "")
+        raise UnknownNameError(f"unknown method {method_id!r}; known: {', '.join(METHODS)}{hint}")
+    try:
+        return METHODS[method_id]()
+    except Exception as exc:  # a user's method whose __init__ fails must not take the page down
+        raise RagscopeError(f"method {method_id!r} could not be created: {type(exc).__name__}: {exc}") from exc
 
 
 def method_ids() -> tuple[str, ...]:
-    import engine.methods  # noqa: F401
+    """Built-in ids, then users' own; the first call loads the plugins."""
+    from engine.methods.plugins import load_plugins
 
+    load_plugins()
     return tuple(METHODS)

@@ -1,0 +1,194 @@
+"""Talking to an OpenAI-compatible server through the `openai` client, every failure a `BackendError`.
+
+Apart from engine/llm/openai.py because `import openai` costs about half a second, which runs on the
+offline and hf backends must not pay. The client does the wire format, connection pooling and bounded
+retries (refused connections, 429 and 5xx, with backoff); this module adds what a third-party server
+needs: only what the user typed is sent, a timeout is not retried, replies are checked before use, and
+each error names the URL and says what to do. No openai or httpx2 exception escapes it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import httpx2
+import openai
+
+from engine.errors import BackendError
+
+T = TypeVar("T")
+
+_START_HINT = "is the server running? (vLLM: `vllm serve MODEL`, Ollama: `ollama serve`)"
+_ERROR_BODY_CHARS = 300
+_EXCERPT_CHARS = 120
+_STATUS_HINTS = {
+    401: " — check the API key",
+    403: " — check the API key",
+    404: " — check the base URL and the model name",
+    429: " — the server is busy; try again shortly",
+}
+_COMPLETION, _MODEL_LIST = "an OpenAI chat completion", "an OpenAI model list"
+_STREAM = _COMPLETION + " stream"
+# The client fills these from OPENAI_ORG_ID, OPENAI_PROJECT_ID and OPENAI_CUSTOM_HEADERS: an OpenAI
+# account's ids and credentials are no business of a self-hosted server.
+_NOT_FROM_THE_ENVIRONMENT = ("OpenAI-Organization", "OpenAI-Project", "Authorization")
+_NO_KEY = "no-key"  # never sent: the client refuses an empty key, and None would read OPENAI_API_KEY
+
+
+class _TimeoutEndsTheCall(openai.DefaultHttpxClient):
+    """The client retries a timed-out request like a refused one; a server too slow once is too slow
+    again, and each retry would hide the failure for another full timeout (a minute by default)."""
+
+    def send(self, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
+        try:
+            return super().send(request, **kwargs)
+        except httpx2.TimeoutException as exc:
+            raise openai.APITimeoutError(request=request) from exc  # an OpenAIError: raised at once
+
+
+class Server:
+    """One server: a pooled client, safe to share between threads (evaluation asks with --workers N)."""
+
+    def __init__(self, base_url: str, api_key: str, timeout_s: float, max_retries: int):
+        self.base_url, self.timeout_s = base_url, timeout_s
+        headers: dict[str, Any] = dict.fromkeys(_NOT_FROM_THE_ENVIRONMENT, openai.Omit())
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self.client = openai.OpenAI(base_url=base_url, api_key=api_key or _NO_KEY, timeout=timeout_s,
+                                    max_retries=max_retries, default_headers=headers, http_client=_TimeoutEndsTheCall())
+        # again per request: the client takes a missing key only from a header left out in the call itself
+        self.headers = {} if api_key else {"Authorization": openai.Omit()}
+
+    @contextmanager
+    def translated(self) -> Iterator[None]:
+        """Turn whatever the client raises into a BackendError the user can act on."""
+        try:
+            yield
+        except openai.APITimeoutError as exc:
+            raise BackendError(f"{exc.request.url} did not answer within {self.timeout_s:g} s — the server may be "
+                               "overloaded or the model still loading; raise the timeout or try again") from exc
+        except openai.APIConnectionError as exc:
+            raise unreachable(self.base_url, exc) from exc
+        except openai.APIStatusError as exc:
+            status = exc.response.status_code
+            raise BackendError(f"{exc.request.url} answered HTTP {status}: {_server_message(exc.response)}"
+                               f"{_STATUS_HINTS.get(status, '')}") from exc
+        except openai.APIError as exc:  # vLLM reports a failure mid-stream as an error event
+            raise BackendError(f"{exc.request.url} failed mid-answer: {exc.message[:_ERROR_BODY_CHARS]}") from exc
+
+    def completion(self, request: dict[str, Any]) -> Any:
+        """The chat completion for `request`, checked to carry the assistant's text."""
+        with self.translated():
+            raw = self.client.chat.completions.with_raw_response.create(**request, extra_headers=self.headers)
+        return _parsed(raw, _COMPLETION, _with_text)
+
+    def stream(self, request: dict[str, Any]) -> Iterator[str]:
+        """The reply's text pieces as the server sends them (a generator: close it to hang up early)."""
+        with self.translated():
+            chunks = self.client.chat.completions.create(**request, stream=True, extra_headers=self.headers)
+            with chunks:
+                yield from _texts(chunks)
+
+    def model_ids(self) -> list[str]:
+        with self.translated():
+            raw = self.client.models.with_raw_response.list(extra_headers=self.headers)
+        return _parsed(raw, _MODEL_LIST, _ids)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _parsed(raw: Any, what: str, pick: Callable[[Any], T | None]) -> T:
+    """What `pick` finds in a raw response. The client builds its reply models without validating them,
+    so a reply of another shape is caught here and quoted, not met later as an AttributeError."""
+    try:
+        found = pick(raw.parse())
+    except (ValueError, TypeError, AttributeError, LookupError):  # JSONDecodeError is a ValueError
+        found = None
+    if found is None:
+        raise _nonsense(str(raw.http_response.url), what, raw.http_response.text)
+    return found
+
+
+def _with_text(reply: Any) -> Any:
+    return reply if isinstance(reply.choices[0].message.content, str) else None
+
+
+def _ids(page: Any) -> list[str] | None:
+    ids = [model.id for model in page.data]
+    return ids if all(isinstance(i, str) for i in ids) else None
+
+
+def _texts(chunks: openai.Stream[Any]) -> Iterator[str]:
+    response = chunks.response
+    url = str(response.url)
+    if not response.headers.get("content-type", "").startswith("text/event-stream"):
+        raise _nonsense(url, _STREAM, response.read().decode(errors="replace"))
+    events = 0
+    try:
+        for chunk in chunks:
+            events += 1
+            text = _delta_text(chunk)
+            if text is None:
+                raise _nonsense(url, _STREAM, chunk.to_json(indent=None, warnings=False))
+            if text:
+                yield text
+    except json.JSONDecodeError as exc:
+        raise _nonsense(url, _STREAM, exc.doc) from None
+    if not events:
+        raise _nonsense(url, _STREAM, "(no events)")
+
+
+def _delta_text(chunk: Any) -> str | None:
+    """The text a chunk adds ('' for role-only, finish and usage-only chunks); None when it is no chunk."""
+    choices = getattr(chunk, "choices", None)
+    if not isinstance(choices, list):
+        return None
+    if not choices:  # the usage-only chunk some servers end a stream with
+        return ""
+    delta = getattr(choices[0], "delta", None)
+    content = getattr(delta, "content", None)
+    if delta is None or not isinstance(content, (str, type(None))):
+        return None
+    return content or ""
+
+
+def _nonsense(url: str, what: str, text: str) -> BackendError:
+    flat = " ".join(text.split())
+    excerpt = flat if len(flat) <= _EXCERPT_CHARS else flat[:_EXCERPT_CHARS] + "…"
+    return BackendError(f"{url} answered something that is not {what}: {excerpt!r}")
+
+
+def unreachable(base_url: str, exc: openai.APIConnectionError) -> BackendError:
+    cause = exc.__cause__
+    text = str(cause or exc.message)
+    lowered = text.lower()
+    if "refused" in lowered:
+        reason = "connection refused"
+    elif any(s in lowered for s in ("name or service", "name resolution", "nodename", "getaddrinfo", "errno -2")):
+        reason = f"host {urlsplit(base_url).hostname!r} not found"
+    elif isinstance(cause, httpx2.RemoteProtocolError):
+        reason = "the server closed the connection without answering"
+    else:
+        reason = text or type(cause).__name__
+    return BackendError(f"cannot reach {base_url}: {reason} — {_START_HINT}")
+
+
+def _server_message(response: httpx2.Response) -> str:
+    """The server's own words: OpenAI puts them in error.message, vLLM/TGI/FastAPI elsewhere."""
+    text = response.text
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text[:_ERROR_BODY_CHARS].strip() or response.reason_phrase
+    if isinstance(data, dict):
+        error = data.get("error")
+        nested = error.get("message") if isinstance(error, dict) else error
+        for found in (nested, data.get("message"), data.get("detail")):
+            if isinstance(found, str) and found.strip():
+                return found.strip()[:_ERROR_BODY_CHARS]
+    return text[:_ERROR_BODY_CHARS].strip()

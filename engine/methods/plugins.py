@@ -1,0 +1,160 @@
+"""Users' own methods: `$RAGSCOPE_HOME/methods/*.py` files and `ragscope.methods` entry points, loaded once.
+
+A plugin registers its methods when it is imported (`@register`), as a built-in does. A plugin that
+fails — it raises, takes an id already in use, breaks the Method contract, registers nothing — is
+left out whole (what it registered is removed again) and reported as a `PluginProblem`; the others
+load. Loading waits until methods are first listed, so importing the engine stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import sys
+import threading
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
+from importlib.metadata import entry_points
+from pathlib import Path
+
+from engine.methods.base import METHODS
+from engine.settings import Settings
+
+ENTRY_POINT_GROUP = "ragscope.methods"
+MODULE_PREFIX = "ragscope_user_methods"  # plugin files are imported as ragscope_user_methods.<file stem>
+
+log = logging.getLogger(__name__)
+
+# (source as shown to the user, what imports it, its file for locating errors: None for an entry point)
+_Candidate = tuple[str, Callable[[], object], str | None]
+
+
+@dataclass(frozen=True)
+class PluginProblem:
+    """A plugin that was left out: where it is, and why (the exception, with its line in a plugin file)."""
+
+    source: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"Plugin {self.source} was not loaded: {self.message}"
+
+
+@dataclass(frozen=True)
+class Plugins:
+    """What loading found: the methods plugins added, as (method id, source), and the plugins left out."""
+
+    sources: tuple[tuple[str, str], ...] = ()
+    problems: tuple[PluginProblem, ...] = ()
+
+    def source_of(self, method_id: str) -> str:
+        return dict(self.sources).get(method_id, "built-in")
+
+
+_lock = threading.RLock()  # re-entrant: a plugin may list methods while it is being imported
+_loaded: Plugins | None = None
+_loading = False
+
+
+def load_plugins() -> Plugins:
+    """Load every plugin on the first call; later calls, from any thread, get that same result."""
+    global _loaded, _loading
+    if _loaded is not None:
+        return _loaded
+    with _lock:
+        if _loaded is None and not _loading:
+            _loading = True
+            try:
+                _loaded = load_from(Settings().home / "methods")
+            finally:
+                _loading = False
+        return _loaded or Plugins()  # a plugin listing methods as it loads sees the built-ins
+
+
+def load_from(folder: Path) -> Plugins:
+    """Import the plugin files in `folder` (by name), then the installed entry points (by name)."""
+    sources: list[tuple[str, str]] = []
+    problems: list[PluginProblem] = []
+    for found in (*_plugin_files(folder), *_entry_points()):
+        if isinstance(found, PluginProblem):
+            problems.append(found)
+            continue
+        source, load, file = found
+        added, problem = _load_one(source, load, file)
+        sources += [(method_id, source) for method_id in added]
+        problems += [problem] if problem else []
+    return Plugins(tuple(sources), tuple(problems))
+
+
+def _load_one(source: str, load: Callable[[], object],
+              file: str | None) -> tuple[tuple[str, ...], PluginProblem | None]:
+    """Run `load`; on any failure put the registry back as it was, so nothing is half registered."""
+    before = dict(METHODS)
+    try:
+        load()
+    except (Exception, SystemExit) as exc:  # SystemExit: a plugin's sys.exit() must not end the app
+        METHODS.clear()
+        METHODS.update(before)
+        log.debug("plugin %s was not loaded", source, exc_info=True)
+        return (), PluginProblem(source, _describe(exc, file))
+    added = tuple(method_id for method_id in METHODS if method_id not in before)
+    if not added:
+        return (), PluginProblem(source, "it registers no method; decorate its Method subclass with "
+                                         "@register (from engine.methods import register)")
+    return added, None
+
+
+def _plugin_files(folder: Path) -> Iterator[_Candidate | PluginProblem]:
+    """The folder's `*.py` files, sorted; names starting with _ or . are skipped (helpers, editor files)."""
+    if not folder.is_dir():
+        return
+    root = folder.resolve()
+    for path in sorted(folder.glob("*.py")):
+        if path.name.startswith(("_", ".")):
+            continue
+        source, target = _shown(path), path.resolve()
+        if not target.is_relative_to(root):
+            yield PluginProblem(source, f"it links to {target}, outside {_shown(folder)}; copy the file into "
+                                        "that folder instead")
+        elif not target.is_file():  # a folder, a FIFO (which would hang the import), a broken link
+            yield PluginProblem(source, "it is not a regular file")
+        else:
+            yield source, partial(_import_file, path), str(path)
+
+
+def _import_file(path: Path) -> None:
+    name = f"{MODULE_PREFIX}.{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look a class's module up by name
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+
+
+def _entry_points() -> Iterator[_Candidate]:
+    """Installed packages' `ragscope.methods` entry points; loading one imports (and so registers) it."""
+    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: (p.name, p.value)):
+        dist = f" ({point.dist.name} {point.dist.version})" if point.dist else ""
+        yield f"entry point {point.name} = {point.value}{dist}", point.load, None
+
+
+def _describe(exc: BaseException, file: str | None) -> str:
+    """`Type: message`, plus the plugin file's line it came from (a SyntaxError names its own)."""
+    text = f"{type(exc).__name__}: {exc}"
+    lines = [frame.lineno for frame in traceback.extract_tb(exc.__traceback__) if frame.filename == file]
+    if lines and not isinstance(exc, SyntaxError):
+        text += f" (line {lines[-1]})"
+    return text
+
+
+def _shown(path: Path) -> str:
+    """Paths under the user's home as ~/…, as people write them."""
+    try:
+        return f"~/{path.relative_to(Path.home())}"
+    except ValueError:
+        return str(path)

@@ -1,0 +1,43 @@
+"""A private RAGSCOPE_HOME whose plugins load afresh, and a registry put back as it was afterwards."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from paths import ROOT
+
+EXAMPLE = ROOT / "examples" / "methods" / "keyword_rerank.py"  # the README's example, loaded as it is
+
+
+@pytest.fixture()
+def plugin_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A home with an empty methods/ folder; the loader forgets what it loaded before this test."""
+    from engine.methods import base, plugins
+
+    home = tmp_path / "home"
+    (home / "methods").mkdir(parents=True)
+    monkeypatch.setenv("RAGSCOPE_HOME", str(home))
+    monkeypatch.setattr(plugins, "_loaded", None)
+    registered = dict(base.METHODS)
+    modules = set(sys.modules)
+    yield home
+    base.METHODS.clear()
+    base.METHODS.update(registered)
+    for name in set(sys.modules) - modules:
+        if name.startswith(plugins.MODULE_PREFIX):
+            del sys.modules[name]
+
+
+def write_plugin(home: Path, name: str, code: str) -> Path:
+    path = home / "methods" / name
+    path.write_text(textwrap.dedent(code), encoding="utf-8")
+    return path
+
+
+def add_example(home: Path) -> Path:
+    return write_plugin(home, EXAMPLE.name, EXAMPLE.read_text(encoding="utf-8"))
