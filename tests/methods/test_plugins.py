@@ -239,3 +239,9 @@ def test_listing_methods_with_the_example_plugin_does_not_import_torch(tmp_path)
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+
+
+def test_the_readme_shows_the_example_plugin_exactly_as_the_tests_load_it():
+    example = (ROOT / "examples" / "methods" / "keyword_rerank.py").read_text()
+    readme = (ROOT / "README.md").read_text()
+    assert f"```python\n{example}```" in readme
