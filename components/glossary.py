@@ -49,9 +49,13 @@ FEATURE_COLUMNS: dict[str, str] = {
     "QDM p": "the R2-Former's probability that this chunk helps answer the question",
 }
 
+ECE = ("ECE (expected calibration error): how far confidence is from accuracy, over the answered questions; "
+       "0 is perfectly calibrated.")
+
 METRICS = ("EM = exact match with a gold answer; F1 = word overlap with it; acc = a gold answer appears in "
            "the answer; recall@k = every supporting document is among the first k read; crag_score = "
-           "(correct − hallucinated) / questions, so an honest \"I don't know\" costs nothing.")
+           "(correct − hallucinated) / questions, so an honest \"I don't know\" costs nothing; confidence = "
+           "the mean confidence of the answers given; " + ECE)
 
 
 def action_hint(action: str) -> str | None:

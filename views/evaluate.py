@@ -9,9 +9,11 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import ui_state
-from components.glossary import METRICS
+from components.glossary import ECE, METRICS
+from components.reliability import render_reliability
 from components.safe import md_text
 from engine.errors import RagscopeError
+from engine.evaluation.calibration import reliability_by_method
 from engine.evaluation.compare import metric_rows, pick_questions, results_csv
 from engine.evaluation.runner import failed_trace, score_trace, summarise
 from engine.knowledge.records import QUESTION_TYPES, Question
@@ -20,8 +22,8 @@ from engine.runner import Workbench
 from engine.trace import Trace
 
 CHARTS = {"acc": "Accuracy", "f1": "F1", "recall@5": "Recall@5"}
-QUESTION_COLUMNS = ["method", "question_id", "type", "question", "gold", "answer", "outcome", "em", "f1", "acc",
-                    "recall_5", "evidence_len", "latency_ms", "llm_calls", "tokens"]
+QUESTION_COLUMNS = ["method", "question_id", "type", "question", "gold", "answer", "outcome", "confidence", "em",
+                    "f1", "acc", "recall_5", "evidence_len", "latency_ms", "llm_calls", "tokens"]
 
 workbench = ui_state.current_workbench()
 pack = workbench.pack
@@ -94,13 +96,20 @@ def _metrics(job: ui_state.EvaluationJob) -> None:
                "with supporting documents; evidence_len is the mean length of the evidence list.", help=METRICS)
     st.dataframe(rows, key="evaluate.metrics", hide_index=True, width="stretch",
                  column_config={"method": st.column_config.TextColumn(pinned=True),
-                                "scope": st.column_config.TextColumn(pinned=True)})
+                                "scope": st.column_config.TextColumn(pinned=True),
+                                "ece": st.column_config.NumberColumn("ECE", help=ECE)})
     for tab, metric in zip(st.tabs(list(CHARTS.values())), CHARTS):
         with tab:
             st.plotly_chart(_bar_chart(rows, metric), key=f"evaluate.chart.{metric}", width="stretch")
     st.download_button("Download metrics JSON", json.dumps(report, indent=2), file_name="metrics.json",
                        mime="application/json", key="evaluate.download_metrics", on_click="ignore",
                        icon=":material/download:")
+
+
+def _calibration(job: ui_state.EvaluationJob) -> None:
+    st.subheader("Calibration")
+    diagrams = reliability_by_method(job.results)
+    render_reliability(diagrams, labels={m: _label(m) for m in diagrams}, key="evaluate.reliability")
 
 
 def _open_selected(job: ui_state.EvaluationJob, rows: list[int]) -> None:
@@ -137,6 +146,7 @@ def _results(job: ui_state.EvaluationJob) -> None:
                f"Kept on disk: reloading this page (its link ends in `?eval={job.journal_id}`) reopens it, "
                "and an interrupted run goes on where it stopped.")
     _metrics(job)
+    _calibration(job)
     _questions(job)
 
 

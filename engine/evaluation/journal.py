@@ -112,8 +112,10 @@ class Journal:
         results, traces = [], []
         for record in self._records():
             try:
-                result = QuestionResult(**{k: v for k, v in record["result"].items() if k in _RESULT_FIELDS})
                 trace = Trace.from_dict(record["trace"])
+                # A line written before results carried `confidence` takes it from its trace's answer.
+                saved = {"confidence": trace.answer.confidence if trace.answer else 0.0, **record["result"]}
+                result = QuestionResult(**{k: v for k, v in saved.items() if k in _RESULT_FIELDS})
             except (TypeError, ValueError, KeyError, AttributeError, RagscopeError):
                 continue  # not a line this code wrote: that question is asked again
             results.append(result)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import RagscopeError
+from engine.evaluation.calibration import mean_confidence, reliability, reliability_by_method
 from engine.evaluation.metrics import RECALL_KS, average_precision, recall_at, score_answer
 from engine.knowledge.records import Question
 from engine.runner import Workbench
@@ -46,6 +47,7 @@ class QuestionResult:
     ap: float | None = None  # average precision of the evidence ranking (MAP = mean over questions)
     rounds: int = 0  # retrieval rounds (iterations with a retrieval step)
     graph_triples: int = 0  # edges the run added to its graph (RAS's query graph, ToG-2's explored KG)
+    confidence: float = 0.0  # the answer's own confidence, 0..1 (0.0 without an answer step); see calibration
 
 
 Progress = Callable[[QuestionResult, Trace], None]
@@ -53,7 +55,7 @@ Progress = Callable[[QuestionResult, Trace], None]
 
 def score_trace(trace: Trace, question: Question) -> QuestionResult:
     answer = trace.answer
-    text, refused = (answer.text, answer.refused) if answer else ("", True)
+    text, refused, confidence = (answer.text, answer.refused, answer.confidence) if answer else ("", True, 0.0)
     evidence = answer.evidence if answer else ()
     scores = score_answer(text, question.answers, question.type, refused)
     recall = {k: recall_at(evidence, question.supporting_docs, k) for k in RECALL_KS}
@@ -67,11 +69,13 @@ def score_trace(trace: Trace, question: Question) -> QuestionResult:
         ap=average_precision(evidence, question.supporting_docs),
         rounds=len({s.iteration for s in trace.steps if isinstance(s, RetrievalStep)}),
         graph_triples=sum(len(s.added_edges) for s in trace.steps if isinstance(s, GraphDeltaStep)),
+        confidence=confidence,
     )
 
 
 def aggregate(results: Sequence[QuestionResult]) -> dict[str, Any]:
-    """Means over questions; recall over questions that have supporting docs only."""
+    """Means over questions; recall over questions that have supporting docs only; confidence and ECE
+    over answered questions only (engine.evaluation.calibration)."""
     n = len(results)
     if n == 0:
         return {"n": 0}
@@ -99,6 +103,8 @@ def aggregate(results: Sequence[QuestionResult]) -> dict[str, Any]:
         "missing": round(outcomes.count("missing") / n, 4),
         "hallucinated": round(hallucinated, 4),
         "crag_score": round(correct - hallucinated, 4),
+        "confidence": mean_confidence(results),
+        "ece": reliability(results).ece,
         "llm_calls": mean([float(r.llm_calls) for r in results]),
         "tokens": mean([float(r.tokens) for r in results]),
         "rounds": mean([float(r.rounds) for r in results]),
@@ -107,14 +113,16 @@ def aggregate(results: Sequence[QuestionResult]) -> dict[str, Any]:
 
 
 def summarise(results: Sequence[QuestionResult]) -> dict[str, dict[str, Any]]:
-    """{method: {"overall": {...}, "by_type": {type: {...}}}}"""
+    """{method: {"overall": {...}, "by_type": {type: {...}}, "reliability": {...}}}; the reliability
+    diagram's bins are kept per method (Reliability.to_dict) so a page or a later tool can draw them."""
     report: dict[str, dict[str, Any]] = {}
-    for method in dict.fromkeys(r.method for r in results):
+    for method, diagram in reliability_by_method(results).items():
         mine = [r for r in results if r.method == method]
         types = sorted({r.type for r in mine})
         report[method] = {
             "overall": aggregate(mine),
             "by_type": {t: aggregate([r for r in mine if r.type == t]) for t in types},
+            "reliability": diagram.to_dict(),
         }
     return report
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -95,3 +96,16 @@ def test_the_cli_journal_sits_beside_its_report_where_no_staging_sweep_takes_it(
     sweep_staging(tmp_path, "report")
     sweep_staging(tmp_path)
     assert len(journal.read()[1]) == 1
+
+
+def test_a_line_written_before_results_had_a_confidence_takes_it_from_its_trace(tmp_path, mini_pack, finished):
+    journal = Journal(tmp_path, new_journal_id())
+    journal.write_plan(plan_of(mini_pack))
+    result, trace = finished[0]
+    journal.append(result, trace)
+    path = journal.folder / "results.jsonl"
+    record = json.loads(path.read_text())
+    del record["result"]["confidence"]
+    path.write_text(json.dumps(record) + "\n")
+    _, results, _ = journal.read()
+    assert trace.answer.confidence > 0 and results == (result,)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import ui_state
-from engine.methods.base import method_ids
+from engine.methods.base import METHODS, method_ids
 
 MINI_QUESTIONS = 6
 
@@ -46,7 +48,29 @@ def test_running_shows_the_metrics_table_with_all_six_questions(evaluated):
     assert {"em", "f1", "acc", "recall@5", "recall@all", "crag_score", "latency_ms_median"} <= set(metrics.columns)
     factoid = metrics[(metrics["scope"] == "factoid") & (metrics["method"] == "vanilla")]
     assert list(factoid["n"]) == [2]
-    assert len(evaluated.get("plotly_chart")) == 3  # acc, F1 and recall@5
+    assert len(evaluated.get("plotly_chart")) == 4  # acc, F1, recall@5 and the reliability diagram
+
+
+def _reliability_traces(at: AppTest) -> dict[str, dict]:
+    """The reliability diagram's traces by legend name (the dashed diagonal left out)."""
+    figures = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    diagram = next(f for f in figures if any(t["name"] == "perfectly calibrated" for t in f["data"]))
+    return {t["name"]: t for t in diagram["data"] if t["name"] != "perfectly calibrated"}
+
+
+def test_running_shows_a_reliability_diagram_per_method_and_an_ece_column(evaluated):
+    job = evaluated.session_state[ui_state._EVALUATION]
+    overall = _table(evaluated, "scope").set_index("method")
+    overall = overall[overall["scope"] == "overall"]
+    traces = _reliability_traces(evaluated)
+    assert len(traces) == len(method_ids())
+    for method in method_ids():
+        name = next(n for n in traces if n.startswith(f"{METHODS[method].label} · ECE "))
+        ece = overall.loc[method, "ece"]
+        assert f"ECE {'–' if pd.isna(ece) else f'{ece:.3f}'} (" in name, name
+        answered = [r for r in job.results if r.method == method and not r.refused]
+        assert sum(c[2] for c in traces[name]["customdata"]) == len(answered)  # bin counts, shown on hover
+    assert any("how far confidence is from accuracy" in c.value for c in evaluated.caption)
 
 
 def test_running_shows_one_row_per_method_and_question_and_offers_downloads(evaluated):
@@ -110,6 +134,7 @@ def test_a_reload_reopens_the_evaluation_from_its_link(evaluated, open_app):
     assert again.done == job.total and [t.id for t in again.traces] == [t.id for t in job.traces]
     assert again.results == job.results
     assert len(_table(at, "question_id")) == job.total
+    assert _reliability_traces(at) == _reliability_traces(evaluated)
 
 
 def test_a_link_to_an_unknown_evaluation_says_so(open_app):
