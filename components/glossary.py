@@ -11,6 +11,8 @@ ACTIONS: dict[str, str] = {
     "sufficient": "The planner judged the facts gathered so far enough to answer ([SUFFICIENT]).",
     "no_retrieval": "The planner judged the question answerable without searching ([NO_RETRIEVAL]).",
     "cap": "The method reached its maximum number of rounds and answers with what it has.",
+    "graph_answer": "The answer was read from the facts the run gathered into its query graph.",
+    "chunk_answer": "The query graph gave no confident answer, so the answer was read from the retrieved text.",
     "depth_cap": "The graph walk reached its maximum depth and answers with what it found.",
     "stopped": "Someone pressed Stop; the steps so far are kept.",
     "refuse": "The method would rather say \"I don't know\" than guess.",

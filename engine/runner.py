@@ -1,12 +1,14 @@
 """Runs a method on a question and records its trace; a run never crashes and can be stopped.
 
 `Workbench` holds what one pack + backend needs (retrieval, tools) and is shared by all
-sessions; each question gets a `Run`, which yields steps live and keeps them for the trace.
+sessions; each question gets a `Run`, which yields steps live and keeps them for the trace, and
+for a page that shows replies as they are written, `Run.live()` also yields the text so far.
 """
 
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 import uuid
@@ -19,6 +21,7 @@ from typing import Any
 from engine.codec import SURROGATE, to_jsonable
 from engine.errors import QuestionError, RagscopeError, RunCancelled
 from engine.knowledge.records import Pack
+from engine.live import Partial, listening
 from engine.tools.bundle import ToolBundle, build_tools
 from engine.methods.base import Method, RunContext, get_method
 from engine.params import build_params
@@ -49,8 +52,9 @@ class Workbench:
     """One pack with one backend: retrieval and tools built once, shared by every run."""
 
     def __init__(self, pack: Pack, settings: Settings | None = None, backend: str = "offline",
-                 backend_options: dict[str, Any] | None = None):
+                 backend_options: dict[str, Any] | None = None, *, calibrated: bool = True):
         self.pack = pack
+        self.calibrated = calibrated  # False only to collect raw confidences for fitting (scripts/fit_calibration.py)
         self.settings = settings or Settings()
         self.backend = backend
         self.backend_options = dict(backend_options or {})
@@ -83,7 +87,7 @@ class Workbench:
             model=self.tools.model, pack=self.pack.info.name, params=to_jsonable(built),
             started=datetime.now(timezone.utc).isoformat(timespec="seconds"), question_id=question_id,
         )
-        return Run(head, chosen, ctx)
+        return Run(head, chosen, ctx, calibrated=self.calibrated)
 
     def ask(self, question: str, method: str, params: dict[str, Any] | None = None,
             question_id: str = "") -> Trace:
@@ -91,6 +95,9 @@ class Workbench:
         for _ in run:
             pass
         return run.trace
+
+
+_DONE = object()  # the worker's last event: the run has ended
 
 
 class Run:
@@ -101,13 +108,16 @@ class Run:
     notices the stop at its next step and ends with a "Stopped" step, its latency the true one.
     """
 
-    def __init__(self, head: Trace, method: Method, ctx: RunContext):
+    def __init__(self, head: Trace, method: Method, ctx: RunContext, *, calibrated: bool = True):
         self.head = head
         self.method = method
         self.ctx = ctx
+        self.calibrated = calibrated
         self.steps: list[Step] = []
         self._latency_ms = 0.0
         self._stream: Iterator[Step] | None = None
+        self._events: queue.Queue[Any] | None = None  # fed by the worker thread once live() started it
+        self._ended = False
 
     def stop(self) -> None:
         self.ctx.cancel.set()
@@ -117,9 +127,45 @@ class Run:
         return self.head.with_steps(tuple(self.steps), self._latency_ms)
 
     def __iter__(self) -> Iterator[Step]:
+        if self._events is not None:  # live() moved the method to a worker thread: its steps come from there
+            return (event for event in self.live() if not isinstance(event, Partial))
         if self._stream is None:
             self._stream = self._stamped()
         return self._stream
+
+    def live(self) -> Iterator[Step | Partial]:
+        """The steps, and between them the reply so far of the model call in flight, for a page that
+        shows replies as they are written (backends that stream). The method runs in a worker thread
+        from the first call on, so the steps are the ones plain iteration gives; a reply that grew
+        several times while the caller was busy comes once, as its latest text."""
+        if self._events is None:
+            self._events = queue.Queue()
+            threading.Thread(target=self._work, args=(self._events,), name=f"run-{self.head.id}", daemon=True).start()
+        while not self._ended:
+            event = self._next_event(self._events)
+            if event is _DONE:
+                self._ended = True
+            else:
+                yield event
+
+    def _work(self, events: queue.Queue[Any]) -> None:
+        try:
+            with listening(events.put):
+                for step in self._stream or self._stamped():
+                    events.put(step)
+        finally:
+            events.put(_DONE)
+
+    @staticmethod
+    def _next_event(events: queue.Queue[Any]) -> Any:
+        """The next event, skipping a reply's text that newer text or a step has replaced already."""
+        event = events.get()
+        while isinstance(event, Partial):
+            try:
+                event = events.get_nowait()
+            except queue.Empty:
+                break
+        return event
 
     def _stamped(self) -> Iterator[Step]:
         started = time.perf_counter()
@@ -129,13 +175,19 @@ class Run:
             self._latency_ms = stamped.elapsed_ms
             yield stamped
 
+    def _settled(self, answer: AnswerStep) -> AnswerStep:
+        """Offline answers get their calibrated confidence, and become refusals below `min_confidence`."""
+        from engine.calibration import settle
+
+        return settle(answer, self.head.question, getattr(self.ctx.params, "min_confidence", None), self.steps)
+
     def _guarded(self) -> Iterator[Step]:
         """Stops and failures become steps: the user keeps everything computed so far."""
         iteration = 0
         try:
             for step in self.method.run(self.head.question, self.ctx):
                 iteration = step.iteration
-                yield step
+                yield self._settled(step) if isinstance(step, AnswerStep) and self.calibrated else step
                 self.ctx.check()
         except RunCancelled:
             yield DecisionStep(iteration=iteration, title="Stopped", action="stopped",

@@ -8,6 +8,7 @@ round-trip; an unknown kind in a saved trace loads as `UnknownStep` instead of f
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -74,6 +75,14 @@ class Segment:
 
 
 @dataclass(frozen=True)
+class TokenLogprob:
+    """One generated token and the natural-log probability the model gave it (issue 18)."""
+
+    token: str
+    logprob: float
+
+
+@dataclass(frozen=True)
 class AttributeLabel:
     name: str
     value: str
@@ -136,6 +145,19 @@ class LlmCallStep(Step):
     tokens_out: int = 0
     latency_ms: float = 0.0
     backend: str = ""
+    # the output's tokens with their logprobs, when the backend reports them (absent from older traces)
+    logprobs: tuple[TokenLogprob, ...] = ()
+
+    @property
+    def mean_logprob(self) -> float | None:
+        """How sure the model was of its output on average; None when the backend gave no logprobs."""
+        return sum(t.logprob for t in self.logprobs) / len(self.logprobs) if self.logprobs else None
+
+    @property
+    def perplexity(self) -> float | None:
+        """exp(−mean logprob): 1 for an output the model was certain of, k for a k-way guess per token."""
+        mean = self.mean_logprob
+        return None if mean is None else math.exp(-mean)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -31,33 +31,76 @@ class Reply:
     event_delay_s: float = 0.0
 
 
+@dataclass(frozen=True)
+class Answerer:
+    """A server that answers every chat request with `tokens`, the way the request asks: one JSON
+    completion, or an SSE stream (`token_delay_s` between tokens; usage last when
+    `stream_options.include_usage` asks for it); token logprobs when `logprobs` asks for them, unless
+    `rejects_logprobs`: then a request carrying `logprobs` gets HTTP 400, as from servers without them."""
+
+    tokens: tuple[str, ...]
+    logprobs: tuple[float, ...] = ()  # one per token; -0.1 each when not given
+    rejects_logprobs: bool = False
+    token_delay_s: float = 0.0
+    prompt_tokens: int = 7
+
+    def reply(self, body: Any) -> Reply:
+        if body is None:  # GET /v1/models
+            return Reply(body={"object": "list", "data": [{"id": MODEL}]})
+        if self.rejects_logprobs and "logprobs" in body:
+            return Reply(status=400, body={"error": {"message": "logprobs is not supported by this server"}})
+        scored = list(zip(self.tokens, self.logprobs or [-0.1] * len(self.tokens), strict=True))
+        usage = {"prompt_tokens": self.prompt_tokens, "completion_tokens": len(self.tokens)}
+        if not body.get("stream"):
+            return Reply(body=completion("".join(self.tokens), usage, scored if body.get("logprobs") else None))
+        counted = usage if (body.get("stream_options") or {}).get("include_usage") else None
+        return Reply(events=sse(list(self.tokens), counted, scored if body.get("logprobs") else None),
+                     event_delay_s=self.token_delay_s)
+
+
 @dataclass
 class ChatServer:
-    """Answers with `replies` in order, repeating the last; records each request it saw."""
+    """Answers with `replies` in order, repeating the last, or by `answerer`; records each request it saw."""
 
     url: str
     replies: list[Reply] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    answerer: Answerer | None = None
 
     def next_reply(self) -> Reply:
         return self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
 
+    def reply_to(self, body: Any) -> Reply:
+        return self.answerer.reply(body) if self.answerer is not None else self.next_reply()
 
-def completion(text: str, usage: dict[str, int] | None = None) -> dict[str, Any]:
-    data: dict[str, Any] = {"id": "c1", "object": "chat.completion", "model": MODEL,
-                            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                         "finish_reason": "stop"}]}
+
+Scored = list[tuple[str, float]]  # tokens with their logprobs
+
+
+def _logprobs(scored: Scored) -> dict[str, Any]:
+    return {"content": [{"token": t, "logprob": lp, "bytes": list(t.encode()), "top_logprobs": []}
+                        for t, lp in scored]}
+
+
+def completion(text: str, usage: dict[str, int] | None = None, logprobs: Scored | None = None) -> dict[str, Any]:
+    choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+    if logprobs is not None:
+        choice["logprobs"] = _logprobs(logprobs)
+    data: dict[str, Any] = {"id": "c1", "object": "chat.completion", "model": MODEL, "choices": [choice]}
     if usage:
         data["usage"] = usage
     return data
 
 
-def sse(tokens: list[str], usage: dict[str, int] | None = None) -> tuple[str, ...]:
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
-        return "data: " + json.dumps({"object": "chat.completion.chunk", "model": MODEL,
-                                      "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+def sse(tokens: list[str], usage: dict[str, int] | None = None, logprobs: Scored | None = None) -> tuple[str, ...]:
+    def chunk(delta: dict[str, Any], finish: str | None = None, scored: Scored | None = None) -> str:
+        choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": finish}
+        if scored is not None:
+            choice["logprobs"] = _logprobs(scored)
+        return "data: " + json.dumps({"object": "chat.completion.chunk", "model": MODEL, "choices": [choice]})
 
-    events = [chunk({"role": "assistant"}), *(chunk({"content": t}) for t in tokens), chunk({}, "stop")]
+    pieces = [chunk({"content": t}, scored=[logprobs[i]] if logprobs else None) for i, t in enumerate(tokens)]
+    events = [chunk({"role": "assistant"}), *pieces, chunk({}, "stop")]
     if usage:
         events.append("data: " + json.dumps({"object": "chat.completion.chunk", "choices": [], "usage": usage}))
     return (*events, "data: [DONE]")
@@ -76,7 +119,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, body: Any) -> None:
         script: ChatServer = self.server.script  # type: ignore[attr-defined]
         script.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-        reply = script.next_reply()
+        reply = script.reply_to(body)
         time.sleep(reply.delay_s)
         if reply.events is None:
             self._send_body(reply)

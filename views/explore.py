@@ -11,6 +11,7 @@ from components.steps import render_step
 from components.trace_view import render_trace
 from engine.errors import RagscopeError
 from engine.evaluation.metrics import grade_trace
+from engine.live import Partial
 from engine.methods.base import METHODS, method_ids
 from engine.methods.plugins import load_plugins
 from engine.params import param_specs
@@ -29,10 +30,19 @@ def _use_example() -> None:
 
 
 def _stream(run) -> None:
-    """Show steps as they come; they are kept on the Run, so a Stop loses nothing."""
+    """Show steps as they come and, below them, the reply of the model call in flight as it is written
+    (backends that stream); the call's step replaces it. Steps are kept on the Run, so a Stop loses nothing."""
     with st.status("Running…", expanded=True) as status:
-        for i, step in enumerate(run):
-            render_step(step, key=f"explore.live.{i}")
+        steps, writing = st.container(), st.empty()
+        for i, event in enumerate(run.live()):
+            if isinstance(event, Partial):
+                with writing.container():
+                    st.caption(md_text(f"{event.role or 'model'} is writing…"))
+                    st.code(event.text, language=None, wrap_lines=True)  # model text: never markdown
+            else:
+                writing.empty()
+                with steps:
+                    render_step(event, key=f"explore.live.{i}")
         status.update(label=f"Done in {run.trace.totals.latency_ms:.0f} ms", state="complete", expanded=False)
     _finish(run)
 

@@ -45,6 +45,11 @@ class KnowledgeGraph:
         return tuple(dict.fromkeys([*self.graph.nodes, *self._extra]))
 
     @cached_property
+    def relations(self) -> tuple[str, ...]:
+        """Every relation name of the KG, in the order first seen."""
+        return tuple(dict.fromkeys(d["triple"].relation for _, _, d in self.graph.edges(data=True)))
+
+    @cached_property
     def _matcher(self) -> re.Pattern[str] | None:
         return name_pattern(self.entities)
 

@@ -2,14 +2,19 @@
 
 `ChatModel` is the small protocol the tools call; the HF backend adds attention capture and
 `inputs_embeds` generation on top (see engine/llm/hf.py), the OpenAI-compatible backend adds
-streaming. Errors from a model or server are `BackendError`s with a message for the user.
+streaming (`StreamingChatModel`). Errors from a model or server are `BackendError`s with a message
+for the user.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
+
+from engine.trace import TokenLogprob
+
+TokenSink = Callable[[str], None]  # takes each piece of a reply as the model writes it
 
 
 @dataclass(frozen=True)
@@ -26,6 +31,7 @@ class Completion:
     latency_ms: float
     backend: str
     model: str
+    logprobs: tuple[TokenLogprob, ...] = ()  # the text's tokens, when the backend reports them
 
 
 @dataclass(frozen=True)
@@ -47,10 +53,36 @@ class ChatModel(Protocol):
         ...
 
 
+@runtime_checkable
+class StreamingChatModel(ChatModel, Protocol):
+    """A chat model that can show its reply as it is written (the OpenAI-compatible backend)."""
+
+    def complete_streaming(self, messages: Sequence[Message], settings: GenerationSettings,
+                           on_text: TokenSink) -> Completion:
+        """What `complete` returns, field for field, while handing `on_text` the reply's text piece by
+        piece as it arrives; the pieces join to the completion's text."""
+        ...
+
+
 def cut_at_stop(text: str, stop: Sequence[str]) -> str:
     """Servers and local generation both stop late by a few tokens; cut at the first stop string."""
     cut = min((text.find(s) for s in stop if s and s in text), default=-1)
     return text if cut < 0 else text[:cut]
+
+
+def logprobs_within(logprobs: Sequence[TokenLogprob], kept: str, written: str) -> tuple[TokenLogprob, ...]:
+    """The tokens that wrote `kept`, what a stop-string cut left of `written`: all of them when nothing
+    was cut (token strings need not add up to the text: special and byte-level tokens), else the leading
+    tokens up to the one the cut fell in."""
+    if len(kept) >= len(written):
+        return tuple(logprobs)
+    found, length = [], 0
+    for token in logprobs:
+        if length >= len(kept):
+            break
+        found.append(token)
+        length += len(token.token)
+    return tuple(found)
 
 
 @dataclass(frozen=True)

@@ -1,22 +1,25 @@
 """The `openai` backend: any OpenAI-compatible chat server (vLLM, Ollama, llama.cpp, TGI).
 
 `OpenAIChatModel` adapts the `openai` client (set up in engine/llm/openai_client.py) to our `ChatModel`
-protocol and streams tokens; `check_connection` backs the Models page's "Check connection" button and
-`check_model` its "Use this server". Every failure is a `BackendError` whose message names the URL and
-says what to do.
+protocol, with token logprobs where the server gives them and streaming for the live view (issue 18);
+`check_connection` backs the Models page's "Check connection" button and `check_model` its "Use this
+server". Every failure is a `BackendError` whose message names the URL and says what to do.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import closing
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from engine.errors import BackendError
 from engine.llm.base import register_backend, required_option
-from engine.llm.chat import Completion, GenerationSettings, Message, cut_at_stop
+from engine.llm.chat import Completion, GenerationSettings, Message, TokenSink, cut_at_stop, logprobs_within
+
+if TYPE_CHECKING:
+    from engine.llm.openai_client import Reply
 
 _MAX_RETRIES = 10
 _MODELS_NAMED = 10  # a server with hundreds of models must not turn an error into a wall of ids
@@ -42,24 +45,31 @@ def normalise_base_url(base_url: str) -> str:
     return url if url.endswith("/v1") else url + "/v1"
 
 
-def _cut_stream(pieces: Iterable[str], stop: Sequence[str]) -> Iterator[str]:
-    """Stream `pieces` but end before the first stop string, even one split across pieces:
-    hold back any tail that could still become a stop string."""
-    stop = [s for s in stop if s]
-    pending = ""
-    for piece in pieces:
-        pending += piece
-        cut = cut_at_stop(pending, stop)
-        if len(cut) < len(pending):
-            if cut:
-                yield cut
-            return
-        hold = max((k for s in stop for k in range(1, len(s)) if pending.endswith(s[:k])), default=0)
-        ready, pending = pending[: len(pending) - hold], pending[len(pending) - hold:]
-        if ready:
-            yield ready
-    if pending:
-        yield pending
+class _StopCut:
+    """Passes a stream's text on as it comes, but nothing from the first stop string on, even one split
+    across pieces: a tail that could still become a stop string is held back until it cannot."""
+
+    def __init__(self, stop: Sequence[str]):
+        self.stop = [s for s in stop if s]
+        self.pending, self.stopped = "", False
+
+    def feed(self, piece: str) -> str:
+        """The text that is now safe to show."""
+        if self.stopped:
+            return ""
+        self.pending += piece
+        cut = cut_at_stop(self.pending, self.stop)
+        if len(cut) < len(self.pending):
+            self.pending, self.stopped = "", True
+            return cut
+        hold = max((k for s in self.stop for k in range(1, len(s)) if self.pending.endswith(s[:k])), default=0)
+        ready, self.pending = self.pending[: len(self.pending) - hold], self.pending[len(self.pending) - hold:]
+        return ready
+
+    def flush(self) -> str:
+        """What was held back, once the stream ended without completing a stop string."""
+        rest, self.pending = self.pending, ""
+        return rest
 
 
 def _approx_tokens(texts: Iterable[str]) -> int:
@@ -86,7 +96,8 @@ class OpenAIChatModel:
     def _request(self, messages: Sequence[Message], settings: GenerationSettings) -> dict[str, Any]:
         request: dict[str, Any] = {"model": self.model, "temperature": settings.temperature,
                                    "max_tokens": settings.max_new_tokens,
-                                   "messages": [{"role": m.role, "content": m.content} for m in messages]}
+                                   "messages": [{"role": m.role, "content": m.content} for m in messages],
+                                   "logprobs": True}  # left out once the server refuses it (openai_client)
         if settings.stop:
             request["stop"] = list(settings.stop)
         return request
@@ -94,22 +105,36 @@ class OpenAIChatModel:
     def complete(self, messages: Sequence[Message], settings: GenerationSettings = GenerationSettings()) -> Completion:
         started = time.perf_counter()
         reply = self._server.completion(self._request(messages, settings))
+        return self._completion(reply, messages, settings, started)
+
+    def complete_streaming(self, messages: Sequence[Message], settings: GenerationSettings,
+                           on_text: TokenSink) -> Completion:
+        """`complete` over a stream, handing `on_text` the text as it comes. A server that ignores `stop`
+        is read to the end all the same (usage and logprobs come last), so the completion is the one
+        `complete` returns; only `on_text` ends before the stop string."""
+        started = time.perf_counter()
+        cut = _StopCut(settings.stop)
+
+        def show(piece: str) -> None:
+            if shown := cut.feed(piece):
+                on_text(shown)
+
+        request = {**self._request(messages, settings), "stream_options": {"include_usage": True}}
+        reply = self._server.streamed(request, show)
+        if rest := cut.flush():
+            on_text(rest)
+        return self._completion(reply, messages, settings, started)
+
+    def _completion(self, reply: Reply, messages: Sequence[Message], settings: GenerationSettings,
+                    started: float) -> Completion:
         latency_ms = (time.perf_counter() - started) * 1000
         # servers stop a few tokens late or ignore `stop`; the contract is "ends before the stop string"
-        text = cut_at_stop(reply.choices[0].message.content, settings.stop)
-        usage = getattr(reply, "usage", None)
-        tokens_in, tokens_out = getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
-        if not (isinstance(tokens_in, int) and isinstance(tokens_out, int)):
-            # some servers omit `usage`; whitespace words stand in as a rough count
-            tokens_in, tokens_out = _approx_tokens(m.content for m in messages), _approx_tokens([text])
+        text = cut_at_stop(reply.text, settings.stop)
+        # some servers omit `usage`; whitespace words stand in as a rough count
+        tokens_in, tokens_out = reply.usage or (_approx_tokens(m.content for m in messages), _approx_tokens([text]))
         return Completion(text=text, tokens_in=tokens_in, tokens_out=tokens_out, latency_ms=latency_ms,
-                          backend=self.backend, model=self.model)
-
-    def stream(self, messages: Sequence[Message], settings: GenerationSettings = GenerationSettings()) -> Iterator[str]:
-        """The reply's text piece by piece as the server produces it, ending before any stop string."""
-        # closing(): a stop string ends the stream early, and the connection must not wait for the GC
-        with closing(self._server.stream(self._request(messages, settings))) as pieces:
-            yield from _cut_stream(pieces, settings.stop)
+                          backend=self.backend, model=self.model,
+                          logprobs=logprobs_within(reply.logprobs, text, reply.text))
 
 
 def check_connection(base_url: str, api_key: str = "", timeout_s: float = 5) -> list[str]:

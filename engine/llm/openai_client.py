@@ -3,15 +3,19 @@
 Apart from engine/llm/openai.py because `import openai` costs about half a second, which runs on the
 offline and hf backends must not pay. The client does the wire format, connection pooling and bounded
 retries (refused connections, 429 and 5xx, with backoff); this module adds what a third-party server
-needs: only what the user typed is sent, a timeout is not retried, replies are checked before use, and
-each error names the URL and says what to do. No openai or httpx2 exception escapes it.
+needs: only what the user typed is sent, a timeout is not retried, replies are checked before use, a
+server that refuses an optional parameter (logprobs) is asked again without it, and each error names
+the URL and says what to do. No openai or httpx2 exception escapes it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -19,8 +23,10 @@ import httpx2
 import openai
 
 from engine.errors import BackendError
+from engine.trace import TokenLogprob
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 _START_HINT = "is the server running? (vLLM: `vllm serve MODEL`, Ollama: `ollama serve`)"
 _ERROR_BODY_CHARS = 300
@@ -37,6 +43,17 @@ _STREAM = _COMPLETION + " stream"
 # account's ids and credentials are no business of a self-hosted server.
 _NOT_FROM_THE_ENVIRONMENT = ("OpenAI-Organization", "OpenAI-Project", "Authorization")
 _NO_KEY = "no-key"  # never sent: the client refuses an empty key, and None would read OPENAI_API_KEY
+# Request parameters the answer does without: many servers refuse one they do not implement (HTTP 400/422).
+OPTIONAL_PARAMETERS = ("logprobs", "stream_options")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What ragscope reads of a chat completion, or of one stream event (a piece of each)."""
+
+    text: str
+    logprobs: tuple[TokenLogprob, ...] = ()
+    usage: tuple[int, int] | None = None  # prompt and completion tokens, when the server counted them
 
 
 class _TimeoutEndsTheCall(openai.DefaultHttpxClient):
@@ -62,6 +79,7 @@ class Server:
                                     max_retries=max_retries, default_headers=headers, http_client=_TimeoutEndsTheCall())
         # again per request: the client takes a missing key only from a header left out in the call itself
         self.headers = {} if api_key else {"Authorization": openai.Omit()}
+        self._refused: frozenset[str] = frozenset()  # optional parameters this server said no to
 
     @contextmanager
     def translated(self) -> Iterator[None]:
@@ -80,18 +98,43 @@ class Server:
         except openai.APIError as exc:  # vLLM reports a failure mid-stream as an error event
             raise BackendError(f"{exc.request.url} failed mid-answer: {exc.message[:_ERROR_BODY_CHARS]}") from exc
 
-    def completion(self, request: dict[str, Any]) -> Any:
+    def completion(self, request: dict[str, Any]) -> Reply:
         """The chat completion for `request`, checked to carry the assistant's text."""
         with self.translated():
-            raw = self.client.chat.completions.with_raw_response.create(**request, extra_headers=self.headers)
-        return _parsed(raw, _COMPLETION, _with_text)
+            raw = self._create(self.client.chat.completions.with_raw_response.create, request)
+        return _parsed(raw, _COMPLETION, _reply)
 
-    def stream(self, request: dict[str, Any]) -> Iterator[str]:
-        """The reply's text pieces as the server sends them (a generator: close it to hang up early)."""
+    def streamed(self, request: dict[str, Any], on_text: Callable[[str], None]) -> Reply:
+        """The chat completion for `request` read as a stream, `on_text` getting each piece of text as it
+        arrives; the whole reply is the pieces joined, with the usage the last event carries."""
+        pieces: list[Reply] = []
         with self.translated():
-            chunks = self.client.chat.completions.create(**request, stream=True, extra_headers=self.headers)
-            with chunks:
-                yield from _texts(chunks)
+            with self._create(self.client.chat.completions.create, {**request, "stream": True}) as chunks:
+                for piece in _pieces(chunks):
+                    pieces.append(piece)
+                    if piece.text:
+                        on_text(piece.text)
+        counted = [p.usage for p in pieces if p.usage is not None]
+        return Reply("".join(p.text for p in pieces), tuple(t for p in pieces for t in p.logprobs),
+                     counted[-1] if counted else None)
+
+    def _create(self, create: Callable[..., T], request: dict[str, Any]) -> T:
+        """`create(**request)` without the optional parameters this server refused; one it refuses now
+        (HTTP 400/422) is asked once more without them, and they are left out from then on if that works.
+        A request the server refuses either way fails with the second refusal, and nothing is remembered."""
+        wanted = {k: v for k, v in request.items() if k not in self._refused}
+        try:
+            return create(**wanted, extra_headers=self.headers)
+        except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+            optional = [k for k in OPTIONAL_PARAMETERS if k in wanted]
+            if not optional:
+                raise
+            answer = create(**{k: v for k, v in wanted.items() if k not in optional}, extra_headers=self.headers)
+            said = _server_message(exc.response)
+            dropped = [k for k in optional if k in said] or optional  # the one it named, or all
+            self._refused |= frozenset(dropped)
+            log.info("%s refused %s (%s); asking without from now on", self.base_url, ", ".join(dropped), said)
+            return answer
 
     def model_ids(self) -> list[str]:
         with self.translated():
@@ -114,8 +157,31 @@ def _parsed(raw: Any, what: str, pick: Callable[[Any], T | None]) -> T:
     return found
 
 
-def _with_text(reply: Any) -> Any:
-    return reply if isinstance(reply.choices[0].message.content, str) else None
+def _reply(completion: Any) -> Reply | None:
+    choice = completion.choices[0]
+    text = choice.message.content
+    return Reply(text, _logprobs(choice), _usage(completion)) if isinstance(text, str) else None
+
+
+def _logprobs(choice: Any) -> tuple[TokenLogprob, ...]:
+    """The choice's token logprobs; none when the server sent none, or sent any that is not a token with
+    a finite number (a mean over the rest would pass for the whole answer's). Never fails a reply."""
+    tokens = getattr(getattr(choice, "logprobs", None), "content", None)
+    if not isinstance(tokens, list):
+        return ()
+    found = tuple(TokenLogprob(t.token, float(t.logprob)) for t in tokens
+                  if isinstance(getattr(t, "token", None), str) and _finite_number(getattr(t, "logprob", None)))
+    return found if len(found) == len(tokens) else ()
+
+
+def _usage(reply: Any) -> tuple[int, int] | None:
+    usage = getattr(reply, "usage", None)
+    prompt, written = getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
+    return (prompt, written) if isinstance(prompt, int) and isinstance(written, int) else None
+
+
+def _finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _ids(page: Any) -> list[str] | None:
@@ -123,7 +189,7 @@ def _ids(page: Any) -> list[str] | None:
     return ids if all(isinstance(i, str) for i in ids) else None
 
 
-def _texts(chunks: openai.Stream[Any]) -> Iterator[str]:
+def _pieces(chunks: openai.Stream[Any]) -> Iterator[Reply]:
     response = chunks.response
     url = str(response.url)
     if not response.headers.get("content-type", "").startswith("text/event-stream"):
@@ -132,29 +198,28 @@ def _texts(chunks: openai.Stream[Any]) -> Iterator[str]:
     try:
         for chunk in chunks:
             events += 1
-            text = _delta_text(chunk)
-            if text is None:
+            piece = _piece(chunk)
+            if piece is None:
                 raise _nonsense(url, _STREAM, chunk.to_json(indent=None, warnings=False))
-            if text:
-                yield text
+            yield piece
     except json.JSONDecodeError as exc:
         raise _nonsense(url, _STREAM, exc.doc) from None
     if not events:
         raise _nonsense(url, _STREAM, "(no events)")
 
 
-def _delta_text(chunk: Any) -> str | None:
-    """The text a chunk adds ('' for role-only, finish and usage-only chunks); None when it is no chunk."""
+def _piece(chunk: Any) -> Reply | None:
+    """What a chunk adds (no text for role-only, finish and usage-only chunks); None when it is no chunk."""
     choices = getattr(chunk, "choices", None)
     if not isinstance(choices, list):
         return None
-    if not choices:  # the usage-only chunk some servers end a stream with
-        return ""
+    if not choices:  # the usage-only chunk a stream ends with when asked (stream_options.include_usage)
+        return Reply("", usage=_usage(chunk))
     delta = getattr(choices[0], "delta", None)
     content = getattr(delta, "content", None)
     if delta is None or not isinstance(content, (str, type(None))):
         return None
-    return content or ""
+    return Reply(content or "", _logprobs(choices[0]), _usage(chunk))
 
 
 def _nonsense(url: str, what: str, text: str) -> BackendError:

@@ -77,6 +77,7 @@ class HybridRetriever(_ChunkRetriever):
             for doc in deep.invoke(query):
                 cid = doc.metadata["chunk_id"]
                 fused[cid] = fused.get(cid, 0.0) + 1.0 / (RRF_K + doc.metadata["rank"])
-        best = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[: self.k]
+        # ties (dense rank 1 + BM25 rank 3 = dense 3 + BM25 1) keep the dense list's order, never the ids'
+        best = sorted(fused.items(), key=lambda item: -item[1])[: self.k]
         return [as_document(self.chunks[cid], score, rank, "hybrid")
                 for rank, (cid, score) in enumerate(best, start=1)]

@@ -82,8 +82,8 @@ def apply_rules(kg: KnowledgeGraph, entity: str, rules: Sequence[ScoredRule],
             by_rule[rule.id] = by_rule.get(rule.id, 0.0) + weight * min(count, MAX_PATHS)
             paths.setdefault(end, []).append(RulePath(rule.id, walk.path(end)))
     candidates = [
-        Candidate(end, sum(by_rule.values()), max(by_rule, key=lambda r: (by_rule[r], r)), tuple(paths[end]))
+        Candidate(end, sum(by_rule.values()), max(by_rule, key=lambda r: by_rule[r]), tuple(paths[end]))
         for end, by_rule in votes.items()
     ]
-    candidates.sort(key=lambda c: (-c.score, c.answer))
+    candidates.sort(key=lambda c: -c.score)  # ties keep the KG walk's order: a name's spelling decides nothing
     return RuleApplication(tuple(candidates), tuple(notes))

@@ -1,4 +1,5 @@
-"""One model call as every LLM tool makes it: never raises, always leaves an `llm_call` step."""
+"""One model call as every LLM tool makes it: never raises, always leaves an `llm_call` step, and streams
+its reply to a page that is watching the run (engine/live.py) when the backend can."""
 
 from __future__ import annotations
 
@@ -6,7 +7,16 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from engine.llm.chat import AttentiveChatModel, ChatModel, Completion, GenerationSettings, Message, PromptSegment
+from engine.live import reply_sink
+from engine.llm.chat import (
+    AttentiveChatModel,
+    ChatModel,
+    Completion,
+    GenerationSettings,
+    Message,
+    PromptSegment,
+    StreamingChatModel,
+)
 from engine.tools.prompts import fill_spans
 from engine.trace import AttentionStep, ErrorStep, LlmCallStep, Step
 
@@ -33,7 +43,7 @@ def call_model(
     prompt = render_messages(messages)
     started = time.perf_counter()
     try:
-        completion, attention = _complete(chat, messages, settings, segments)
+        completion, attention = _complete(chat, messages, settings, role, segments)
         text = completion.text if isinstance(completion.text, str) else ""
     except Exception as exc:  # backends should raise BackendError, but a tool must never crash a run
         latency = (time.perf_counter() - started) * 1000
@@ -45,18 +55,21 @@ def call_model(
     call = LlmCallStep(
         title=f"{role} call", role=role, prompt=prompt, output=text, tokens_in=completion.tokens_in,
         tokens_out=completion.tokens_out, latency_ms=completion.latency_ms, elapsed_ms=completion.latency_ms,
-        backend=f"{completion.backend}: {completion.model}",
+        backend=f"{completion.backend}: {completion.model}", logprobs=completion.logprobs,
     )
     return ModelReply(text, (call, *attention))
 
 
 def _complete(
-    chat: ChatModel, messages: Sequence[Message], settings: GenerationSettings,
+    chat: ChatModel, messages: Sequence[Message], settings: GenerationSettings, role: str,
     segments: Sequence[PromptSegment] | None,
 ) -> tuple[Completion, tuple[AttentionStep, ...]]:
     if segments is not None and isinstance(chat, AttentiveChatModel) and getattr(chat, "captures_attention", True):
         completion, steps = chat.complete_with_attention(messages, segments, settings)
         return completion, tuple(s for s in steps if isinstance(s, AttentionStep))
+    sink = reply_sink(role)  # first: a run nobody watches skips the protocol check too
+    if sink is not None and isinstance(chat, StreamingChatModel):
+        return chat.complete_streaming(messages, settings, sink), ()
     return chat.complete(messages, settings), ()
 
 

@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlsplit
@@ -20,11 +21,12 @@ import openai
 import pytest
 
 from engine.errors import BackendError
-from engine.llm.chat import ChatModel, GenerationSettings, Message
+from engine.llm.chat import ChatModel, GenerationSettings, Message, StreamingChatModel
 from engine.llm.openai import OpenAIChatModel, check_connection, check_model, normalise_base_url
 from engine.llm.openai_client import unreachable
+from engine.trace import TokenLogprob
 
-from fake_chat_server import MODEL, ChatServer, Reply, completion, sse
+from fake_chat_server import MODEL, Answerer, ChatServer, Reply, completion, sse
 from paths import ROOT
 
 QUESTION = [Message("system", "Answer briefly."), Message("user", "Who wrote Hamlet?")]
@@ -37,6 +39,14 @@ def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     delays: list[float] = []
     monkeypatch.setattr(openai._base_client, "time", SimpleNamespace(sleep=delays.append, time=time.time))
     return delays
+
+
+def streamed(model: OpenAIChatModel, settings: GenerationSettings = GenerationSettings()) -> list[str]:
+    """The pieces `complete_streaming` hands its sink, checked to join to the completion's text."""
+    pieces: list[str] = []
+    done = model.complete_streaming(QUESTION, settings, pieces.append)
+    assert "".join(pieces) == done.text
+    return pieces
 
 
 def failure(call: Any) -> str:
@@ -108,7 +118,7 @@ def test_messages_are_sent_in_order_with_roles_and_settings(chat_server: ChatSer
     [request] = chat_server.requests
     assert request["path"] == "/v1/chat/completions"
     assert request["body"] == {  # max_tokens: the name every compatible server knows
-        "model": MODEL, "temperature": 0.0, "max_tokens": 20, "stop": ["\n"],
+        "model": MODEL, "temperature": 0.0, "max_tokens": 20, "stop": ["\n"], "logprobs": True,
         "messages": [{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": "Who wrote Hamlet?"},
                      {"role": "assistant", "content": "Shakespeare."}, {"role": "developer", "content": "Be terse."},
                      {"role": "user", "content": "When?"}],
@@ -180,7 +190,7 @@ def test_only_the_configured_server_is_contacted_and_openai_account_settings_sta
                            Reply(body={"data": [{"id": MODEL}]})]
     model = OpenAIChatModel(chat_server.url, MODEL, api_key="sk-typed")
     model.complete(QUESTION)
-    list(model.stream(QUESTION))
+    streamed(model)
     check_model(chat_server.url, MODEL)  # with no key
     server = urlsplit(chat_server.url)
     assert set(contacted) == {(server.hostname, server.port)}
@@ -204,7 +214,7 @@ def test_the_api_key_shows_in_no_log_record_error_or_repr(chat_server: ChatServe
 
 def test_stream_yields_the_text_piece_by_piece(chat_server: ChatServer) -> None:
     chat_server.replies = [Reply(events=sse(["Sha", "kes", "peare."], {"prompt_tokens": 5, "completion_tokens": 3}))]
-    assert list(OpenAIChatModel(chat_server.url, MODEL).stream(QUESTION)) == ["Sha", "kes", "peare."]
+    assert streamed(OpenAIChatModel(chat_server.url, MODEL)) == ["Sha", "kes", "peare."]
     assert chat_server.requests[0]["body"]["stream"] is True
 
 
@@ -215,7 +225,34 @@ def test_stream_yields_the_text_piece_by_piece(chat_server: ChatServer) -> None:
 def test_stream_ends_before_a_stop_string(chat_server: ChatServer, tokens: list[str], text: str) -> None:
     chat_server.replies = [Reply(events=sse(tokens))]
     settings = GenerationSettings(stop=("\nQuestion:",))
-    assert "".join(OpenAIChatModel(chat_server.url, MODEL).stream(QUESTION, settings)) == text
+    assert "".join(streamed(OpenAIChatModel(chat_server.url, MODEL), settings)) == text
+
+
+def test_a_stream_is_read_to_the_end_past_a_stop_string_the_server_ignored(chat_server: ChatServer) -> None:
+    """The usage and logprobs come last: hanging up at the stop string would lose them."""
+    chat_server.answerer = Answerer(("Shakespeare", ".", "\nQuestion:", " next"), logprobs=(-0.5, -0.1, -2.0, -3.0))
+    pieces: list[str] = []
+    done = OpenAIChatModel(chat_server.url, MODEL).complete_streaming(
+        QUESTION, GenerationSettings(stop=("\nQuestion:",)), pieces.append)
+    assert (pieces, done.text, done.tokens_out) == (["Shakespeare", "."], "Shakespeare.", 4)
+    assert done.logprobs == (TokenLogprob("Shakespeare", -0.5), TokenLogprob(".", -0.1))
+
+
+@pytest.mark.parametrize("stop", [(), ("\nQuestion:",)])
+def test_a_streamed_completion_is_the_plain_one_field_for_field(chat_server: ChatServer, stop: tuple[str, ...]) -> None:
+    chat_server.answerer = Answerer(("Sha", "kes", "peare", ".", "\nQuestion:", " more"),
+                                    logprobs=(-0.01, -0.2, -0.03, -0.5, -1.5, -2.5))
+    model = OpenAIChatModel(chat_server.url, MODEL)
+    assert isinstance(model, StreamingChatModel)
+    settings = GenerationSettings(stop=stop)
+    plain = model.complete(QUESTION, settings)
+    pieces: list[str] = []
+    streamed_ = model.complete_streaming(QUESTION, settings, pieces.append)
+    assert replace(streamed_, latency_ms=0) == replace(plain, latency_ms=0)
+    assert "".join(pieces) == plain.text and len(pieces) > 1
+    assert plain.tokens_in == 7 and plain.logprobs  # the server's usage and logprobs, not stand-ins
+    stream_request = chat_server.requests[-1]["body"]
+    assert stream_request["stream_options"] == {"include_usage": True} and stream_request["logprobs"] is True
 
 
 # ---------------------------------------------------------------- timeouts
@@ -225,7 +262,7 @@ def test_stream_ends_before_a_stop_string(chat_server: ChatServer, tokens: list[
     (Reply(body=completion("late"), delay_s=0.5),
      lambda url: OpenAIChatModel(url, MODEL, timeout_s=0.2).complete(QUESTION), "/v1/chat/completions"),
     (Reply(events=sse(["a", "b", "c"]), event_delay_s=0.5),  # stalls mid-answer
-     lambda url: list(OpenAIChatModel(url, MODEL, timeout_s=0.2).stream(QUESTION)), "/v1/chat/completions"),
+     lambda url: streamed(OpenAIChatModel(url, MODEL, timeout_s=0.2)), "/v1/chat/completions"),
     (Reply(body={"data": []}, delay_s=0.5), lambda url: check_connection(url, timeout_s=0.2), "/v1/models"),
 ])
 def test_a_slow_server_times_out_once_with_the_limit_in_the_message(
@@ -268,14 +305,15 @@ def test_a_reply_that_is_not_a_chat_completion_is_named_with_an_excerpt(
 ])
 def test_a_broken_event_stream_is_named_with_an_excerpt(chat_server: ChatServer, reply: Reply, excerpt: str) -> None:
     chat_server.replies = [reply]
-    message = failure(lambda: list(OpenAIChatModel(chat_server.url, MODEL).stream(QUESTION)))
+    message = failure(lambda: streamed(OpenAIChatModel(chat_server.url, MODEL)))
     assert f"{NOT_A_COMPLETION} stream: " in message and excerpt in message
 
 
 def test_an_error_event_mid_stream_surfaces_the_server_message(chat_server: ChatServer) -> None:
     chat_server.replies = [Reply(events=(*sse(["Sha"])[:2], 'data: {"error": {"message": "CUDA out of memory"}}'))]
     pieces: list[str] = []
-    message = failure(lambda: pieces.extend(OpenAIChatModel(chat_server.url, MODEL).stream(QUESTION)))
+    model = OpenAIChatModel(chat_server.url, MODEL)
+    message = failure(lambda: model.complete_streaming(QUESTION, GenerationSettings(), pieces.append))
     assert message.endswith("/v1/chat/completions failed mid-answer: CUDA out of memory")
     assert pieces == ["Sha"]
 
@@ -299,7 +337,7 @@ def test_server_errors_give_up_after_max_retries_within_seconds(chat_server: Cha
 
 def test_a_streamed_request_is_retried_before_any_text(chat_server: ChatServer, waits: list[float]) -> None:
     chat_server.replies = [Reply(status=502, body="bad gateway", content_type="text/plain"), Reply(events=sse(["ok"]))]
-    assert list(OpenAIChatModel(chat_server.url, MODEL).stream(QUESTION)) == ["ok"]
+    assert streamed(OpenAIChatModel(chat_server.url, MODEL)) == ["ok"]
     assert len(chat_server.requests) == 2
 
 
@@ -312,7 +350,7 @@ def test_http_401_surfaces_the_server_message_without_retry(chat_server: ChatSer
 
 def test_an_http_error_on_a_stream_surfaces_the_server_message(chat_server: ChatServer) -> None:
     chat_server.replies = [Reply(status=429, body={"error": {"message": "slow down"}})]
-    message = failure(lambda: list(OpenAIChatModel(chat_server.url, MODEL, max_retries=0).stream(QUESTION)))
+    message = failure(lambda: streamed(OpenAIChatModel(chat_server.url, MODEL, max_retries=0)))
     assert message.endswith("HTTP 429: slow down — the server is busy; try again shortly")
 
 
@@ -333,6 +371,76 @@ def test_an_http_error_without_json_shows_the_start_of_the_body(chat_server: Cha
     chat_server.replies = [Reply(status=400, body="x" * 1000, content_type="text/plain")]
     message = failure(lambda: OpenAIChatModel(chat_server.url, MODEL).complete(QUESTION))
     assert message.endswith("HTTP 400: " + "x" * 300)
+
+
+# ---------------------------------------------------------------- logprobs
+
+
+def test_logprobs_are_asked_for_and_come_with_the_completion(chat_server: ChatServer) -> None:
+    chat_server.answerer = Answerer(("Sha", "kes", "peare."), logprobs=(-0.5, -0.25, -0.125))
+    done = OpenAIChatModel(chat_server.url, MODEL).complete(QUESTION)
+    assert done.text == "Shakespeare."
+    assert done.logprobs == (TokenLogprob("Sha", -0.5), TokenLogprob("kes", -0.25), TokenLogprob("peare.", -0.125))
+    assert chat_server.requests[0]["body"]["logprobs"] is True
+
+
+def test_logprobs_past_a_stop_string_are_left_out_with_the_text(chat_server: ChatServer) -> None:
+    chat_server.answerer = Answerer(("Sha", "kes", "peare.\nQue", "stion: x"), logprobs=(-1.0, -2.0, -3.0, -4.0))
+    done = OpenAIChatModel(chat_server.url, MODEL).complete(QUESTION, GenerationSettings(stop=("\nQuestion:",)))
+    assert done.text == "Shakespeare." and [t.logprob for t in done.logprobs] == [-1.0, -2.0, -3.0]
+
+
+@pytest.mark.parametrize("logprobs", [
+    {"content": [{"token": "ok", "logprob": None}]},
+    {"content": [{"token": "ok", "logprob": "-0.1"}]},
+    {"content": [{"token": 5, "logprob": -0.1}]},
+    {"content": "ok"},
+    "yes",
+    {"content": [{"token": "ok", "logprob": -0.1}, {"token": "!", "logprob": float("-inf")}]},
+])
+def test_malformed_logprobs_are_dropped_and_never_fail_the_call(chat_server: ChatServer, logprobs: Any) -> None:
+    body = completion("ok!", {"prompt_tokens": 3, "completion_tokens": 2})
+    body["choices"][0]["logprobs"] = logprobs
+    chat_server.replies = [Reply(body=body)]
+    done = OpenAIChatModel(chat_server.url, MODEL).complete(QUESTION)
+    assert (done.text, done.logprobs) == ("ok!", ())
+
+
+def test_a_server_that_refuses_logprobs_still_answers_and_is_not_asked_for_them_again(
+    chat_server: ChatServer, caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
+    chat_server.answerer = Answerer(("Shake", "speare."), rejects_logprobs=True)
+    model = OpenAIChatModel(chat_server.url, MODEL)
+    first = model.complete(QUESTION)
+    second = model.complete(QUESTION)
+    pieces: list[str] = []
+    third = model.complete_streaming(QUESTION, GenerationSettings(), pieces.append)
+    assert [d.text for d in (first, second, third)] == ["Shakespeare."] * 3 and pieces == ["Shake", "speare."]
+    assert all(d.logprobs == () and d.tokens_out == 2 for d in (first, second, third))
+    asked = [("logprobs" in r["body"], "stream_options" in r["body"]) for r in chat_server.requests]
+    assert asked == [(True, False), (False, False), (False, False), (False, True)]  # once refused, left out
+    assert "refused logprobs (logprobs is not supported by this server)" in caplog.text
+
+
+def test_a_refusal_naming_one_optional_parameter_drops_only_that_one(chat_server: ChatServer) -> None:
+    refusal = Reply(status=400, body={"error": {"message": "Unrecognized request argument supplied: stream_options"}})
+    chat_server.replies = [refusal, Reply(events=sse(["ok"])), Reply(events=sse(["ok"]))]
+    model = OpenAIChatModel(chat_server.url, MODEL)
+    assert streamed(model) == streamed(model) == ["ok"]
+    asked = [("logprobs" in r["body"], "stream_options" in r["body"]) for r in chat_server.requests]
+    assert asked == [(True, True), (False, False), (True, False)]  # the retry is sure to be plain
+
+
+def test_a_request_refused_with_and_without_logprobs_fails_and_leaves_logprobs_asked_for(
+    chat_server: ChatServer,
+) -> None:
+    chat_server.replies = [Reply(status=400, body={"error": {"message": "prompt is too long"}})]
+    model = OpenAIChatModel(chat_server.url, MODEL)
+    assert failure(lambda: model.complete(QUESTION)).endswith("answered HTTP 400: prompt is too long")
+    chat_server.replies = [Reply(body=completion("ok"))]
+    model.complete(QUESTION)
+    assert ["logprobs" in r["body"] for r in chat_server.requests] == [True, False, True]
 
 
 # ---------------------------------------------------------------- unreachable servers
@@ -360,7 +468,7 @@ def test_an_unknown_host_is_named_in_the_message() -> None:
 
 @pytest.mark.parametrize("call", [
     check_connection, lambda url: check_model(url, "llama3"),  # the Models page asks once and says so
-    lambda url: list(OpenAIChatModel(url, MODEL, max_retries=0).stream(QUESTION)),
+    lambda url: streamed(OpenAIChatModel(url, MODEL, max_retries=0)),
 ])
 def test_an_unreachable_server_is_reported_without_retry(closed_port_url: str, call: Any, waits: list[float]) -> None:
     assert f"cannot reach {closed_port_url}/v1: connection refused — is the" in failure(lambda: call(closed_port_url))

@@ -78,3 +78,12 @@ def test_a_60_relation_body_is_applied_quickly_with_finite_scores():
     assert time.perf_counter() - started < 0.5
     assert [c.answer for c in application.candidates] == ["B", "C", "D"]
     assert all(c.score == MAX_PATHS for c in application.candidates)
+
+
+def test_tied_candidates_keep_the_order_the_walk_found_them_not_the_alphabet():
+    from engine.graph.kg import KnowledgeGraph
+    from engine.knowledge.records import Triple
+
+    kg = KnowledgeGraph([Triple("A", "r", "Zed"), Triple("A", "r", "Abe")])  # Zed first in the KG
+    candidates = apply_rules(kg, "A", [scored(Rule("x", "near", ("r",), 0.5, 1), 0.9)]).candidates
+    assert [(c.answer, c.score) for c in candidates] == [("Zed", 0.5), ("Abe", 0.5)]

@@ -6,7 +6,7 @@ import pytest
 
 from engine.tools.offline_reader import Gazetteer, question_hop
 
-NAMES = Gazetteer(["Mira Solberg", "Velmark", "Ostland"])
+NAMES = Gazetteer(["Mira Solberg", "Velmark", "Ostland"], relations=["doctoral_advisor", "born_in", "founded_by"])
 
 
 @pytest.mark.parametrize("question, phrase, sub_question", [
@@ -15,6 +15,7 @@ NAMES = Gazetteer(["Mira Solberg", "Velmark", "Ostland"])
     # a verb after the relational noun is not part of the phrase
     ("At which university did Mira Solberg's doctoral advisor teach?", "Mira Solberg's doctoral advisor",
      "Who is Mira Solberg's doctoral advisor?"),
+    ("Where was Mira Solberg's father born?", "Mira Solberg's father", "Who is Mira Solberg's father?"),
     ("Who supervised the doctorate of the physicist who discovered fission?",
      "the physicist who discovered fission", "Who discovered fission?"),
     ("Which river flows through the country whose capital is Velmark?", "the country whose capital is Velmark",
@@ -34,3 +35,11 @@ def test_relational_phrases_become_their_own_questions(question, phrase, sub_que
 ])
 def test_questions_without_a_hop(question):
     assert question_hop(question, NAMES) is None
+
+
+def test_a_pack_relation_is_followed_though_no_built_in_noun_names_it():
+    assert "advisor" in NAMES.relation_nouns and "founded" not in NAMES.relation_nouns
+    question = "Where was Mira Solberg's lighthouse keeper born?"
+    assert question_hop(question, Gazetteer(["Mira Solberg"])) is None
+    hop = question_hop(question, Gazetteer(["Mira Solberg"], ["lighthouse_keeper"]))
+    assert hop is not None and hop.sub_question == "What is Mira Solberg's lighthouse keeper?"

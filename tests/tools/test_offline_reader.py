@@ -43,7 +43,7 @@ ENTITIES = ("Marie Curie", "Pierre Curie", "Warsaw", "Paris", "Ada Brun", "Victo
 
 @pytest.fixture(scope="module")
 def reader() -> OfflineReader:
-    return OfflineReader(load_embedder(), entities=ENTITIES)
+    return OfflineReader(load_embedder(), entities=ENTITIES, relations=("spouse", "doctoral_advisor", "born_in"))
 
 
 def test_reader_answers_who_with_a_person_named_in_the_evidence(reader: OfflineReader) -> None:

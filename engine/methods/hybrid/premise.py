@@ -8,7 +8,8 @@ the KG knows facts of that relation about S, and none fits:
 - ordinal: "S's second O" / "did S receive his second O" while the KG links S to O fewer times;
 - object: the question ties S to a named O, S has facts of a relation that reaches O, none reaches O;
 - place: "which German city was S born in" while none of S's born-in places is located in Germany
-  (via `located_in`, two hops at most);
+  (via the pack's containment relations, two hops at most — found from the KG's shape, never by name:
+  see `containment_relations`);
 - missing relation: the verb or possessed noun names a relation S has no fact of (and no pack rule
   derives), though S is well covered (≥ MIN_FACTS facts);
 - gender: "S's son" while every child of S is referred to as "she" in their documents.
@@ -43,9 +44,37 @@ GENDERED = {"son": "m", "daughter": "f", "wife": "f", "husband": "m", "brother":
 _AUX = re.compile(rf"\b(?:{'|'.join(AUXILIARIES)})\s+(?:the\s+)?", re.IGNORECASE)
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 _LITERAL = re.compile(r"[\d\s.,:/-]+")
-_LOCATED = "located_in"  # the place check needs a containment relation; a pack without it skips the check
+# a containment relation ('located_in', 'in_country', 'part_of'…) by its shape in the KG: see containment_relations
+CONTAINMENT_FUNCTIONAL = 0.9  # share of heads with a single tail: a place lies in one larger place
+CONTAINMENT_FAN_IN = 1.5  # heads per tail: many places lie in one
+CONTAINMENT_HEADS_AS_VALUES = 0.5  # share of heads that other relations point at: cities people were born in
 _HE = re.compile(r"\b(?:he|his|him|himself)\b", re.IGNORECASE)
 _SHE = re.compile(r"\b(?:she|her|hers|herself)\b", re.IGNORECASE)
+
+
+def containment_relations(kg: KnowledgeGraph) -> frozenset[str]:
+    """Relations that place a thing inside a larger one, recognised by shape rather than by name: nearly
+    functional (one larger place each), many heads per tail, and heads that are themselves the values of
+    other relations (the cities people were born in, companies are based in). A pack without one skips
+    the place check; 'doctoral_advisor' (1.3 heads per tail) and 'employer' (many tails) are not one."""
+    heads: dict[str, dict[str, int]] = {}
+    tails: dict[str, set[str]] = {}
+    values_of: dict[str, set[str]] = {}  # entity → relations pointing at it
+    for head, tail, data in kg.graph.edges(data=True):
+        relation = data["triple"].relation
+        heads.setdefault(relation, {}).setdefault(head, 0)
+        heads[relation][head] += 1
+        tails.setdefault(relation, set()).add(tail)
+        values_of.setdefault(tail, set()).add(relation)
+    found = set()
+    for relation, counts in heads.items():
+        functional = sum(1 for c in counts.values() if c == 1) / len(counts)
+        fan_in = sum(counts.values()) / len(tails[relation])
+        as_values = sum(1 for h in counts if values_of.get(h, set()) - {relation}) / len(counts)
+        if functional >= CONTAINMENT_FUNCTIONAL and fan_in >= CONTAINMENT_FAN_IN \
+                and as_values >= CONTAINMENT_HEADS_AS_VALUES:
+            found.add(relation)
+    return frozenset(found)
 
 
 @dataclass(frozen=True)
@@ -97,9 +126,12 @@ class PremiseChecker:
         self.embedder = embedder
         self.rules = tuple(rules)
         self._documents = {d.title: d for d in documents}
-        self.relations = tuple(sorted({d["triple"].relation for _, _, d in kg.graph.edges(data=True)}))
+        self.relations = kg.relations
         # one-word names that something is located in: what 'German', 'Norwegian' can refer to
-        self._places = frozenset(v for _, v, d in kg.graph.edges(data=True) if d["triple"].relation == _LOCATED)
+        self._containment = containment_relations(kg)
+        self._place_order = tuple(dict.fromkeys(v for _, v, d in kg.graph.edges(data=True)
+                                                if d["triple"].relation in self._containment))
+        self._places = frozenset(self._place_order)
         self._vectors: np.ndarray | None = None
         self._lock = threading.Lock()
 
@@ -157,7 +189,7 @@ class PremiseChecker:
                 continue
             reaching = {r[1:] for r in self.kg.relations_of(target) if r.startswith("~")} & own
             if reaching:
-                relation = sorted(reaching)[0]
+                relation = next(r for r in self.relations if r in reaching)  # the KG's first, not A–Z
                 known = ", ".join(self.kg.follow(entity, relation)[:4])
                 return PremiseCheck("contradicted", f"the question ties {entity} to {target}, but the KG's "
                                     f"{relation.replace('_', ' ')} facts about {entity} name only {known}",
@@ -195,7 +227,8 @@ class PremiseChecker:
         head = question[:subject.start]
         types = [link.entity for link in links if link.mention and link.mention in head and link.entity in self._places]
         types += [name for word in _CAPITALISED.findall(head)[1:] for name in [self._demonym(word)] if name]
-        values = [v for v in self.kg.follow(subject.link.entity, relation) if self.kg.follow(v, _LOCATED)]
+        values = [v for v in self.kg.follow(subject.link.entity, relation)
+                  if any(self.kg.follow(v, r) for r in self._containment)]
         for kind in types:
             if values and not any(self._reaches(v, kind) for v in values):
                 return PremiseCheck("contradicted", f"the question assumes {subject.link.entity}'s "
@@ -216,7 +249,7 @@ class PremiseChecker:
     def _demonym(self, word: str) -> str:
         """'German' → Germany, 'Norwegian' → Norway: the one-word KG place sharing the longest prefix (≥ 4)."""
         best, length = "", TYPE_PREFIX - 1
-        for name in sorted(n for n in self._places if " " not in n):
+        for name in (n for n in self._place_order if " " not in n):  # ties: the KG's first, not A–Z
             shared = len(os.path.commonprefix([word.lower(), name.lower()]))
             if shared > length and name.lower() != word.lower():
                 best, length = name, shared

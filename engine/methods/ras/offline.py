@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine.graph.kg import KnowledgeGraph
 from engine.graph.linking import entity_linker
@@ -35,7 +35,7 @@ from engine.tools.llm_call import one_line
 from engine.tools.offline_reader import Gazetteer, Hop, question_hop
 from engine.methods.ras.base import Answerer, Plan, Planner, Round
 from engine.methods.ras.extractor import YEAR
-from engine.trace import Hit, Step
+from engine.trace import DecisionStep, Hit, Step
 
 BRIDGE_CONFIDENCE = 0.3  # a phrase's answer is trusted as a bridge from here (the reader's hop threshold)
 MAX_RESOLVED = 3  # relational phrases answered per question: deeper nesting is not asked offline
@@ -85,7 +85,7 @@ def resolve(question: str, reader: Reader, kg: KnowledgeGraph, graph: QueryGraph
     A phrase's answer becomes a bridge at BRIDGE_CONFIDENCE once the phrase was itself a sub-query
     (read over what came for it), and only at `trust` before: the evidence came for another question.
     """
-    gazetteer = kg.derived("gazetteer", lambda: Gazetteer(kg.entities)).extended(graph.nodes.values())
+    gazetteer = kg.derived("gazetteer", lambda: Gazetteer(kg.entities, kg.relations)).extended(graph.nodes.values())
     working, bridges, citations, steps = question, [], [], []
     for _ in range(MAX_RESOLVED):
         hop = innermost_hop(working, gazetteer)
@@ -191,13 +191,33 @@ def unresolved(question: str, mentions: Sequence[str]) -> str:
 
 @dataclass(frozen=True)
 class OfflineAnswerer(Answerer):
-    """The extractive reader on the resolved question, over the chunks read (ranked by the graph)."""
+    """The query graph first (the method's point: the answer is read from the triples it gathered), then
+    the extractive reader on the resolved question over the chunks read; a decision step says which."""
 
     reader: Reader
     kg: KnowledgeGraph
     trust: float
 
     def answer(self, question: str, rounds: Sequence[Round], graph: QueryGraph, evidence: Sequence[Hit]) -> Reading:
+        from_graph = self.reader.read(question, (), [Triple(t.head, t.relation, t.tail) for t in graph.triples])
+        if graph.triples and not from_graph.refused and from_graph.confidence >= self.trust:
+            cited = tuple(dict.fromkeys(t.doc_id for t in graph.triples if t.doc_id and
+                                        from_graph.answer in (t.head, t.tail)))
+            source = DecisionStep(title="Answered from the query graph", action="graph_answer",
+                                  detail=f"{len(graph.triples)} triples; confidence {from_graph.confidence:.2f} "
+                                         f">= {self.trust}")
+            return replace(from_graph, citations=cited or from_graph.citations, steps=from_graph.steps + (source,),
+                           rationale=f"from the query graph: {from_graph.rationale}")
+        why = ("the query graph is empty" if not graph.triples else
+               f"the query graph gave {from_graph.answer!r} at {from_graph.confidence:.2f} < {self.trust}"
+               if not from_graph.refused else "the query graph does not answer it")
+        reading = self._from_chunks(question, rounds, graph, evidence)
+        source = DecisionStep(title="Answered from the chunks read", action="chunk_answer",
+                              detail=f"{why}; read {len(evidence)} chunks instead")
+        return replace(reading, steps=reading.steps + (source,), rationale=f"{why}; from the chunks: {reading.rationale}")
+
+    def _from_chunks(self, question: str, rounds: Sequence[Round], graph: QueryGraph,
+                     evidence: Sequence[Hit]) -> Reading:
         res = resolve(question, self.reader, self.kg, graph, rounds, evidence, self.trust)
         if res.question != question:
             reading = self.reader.read(res.question, evidence_for(res.question, rounds, evidence)[0])

@@ -309,7 +309,7 @@ def score_chunks(
     for (entity, prefix, chunk), sim in zip(rows, chunk_sims):
         value = float(sim) if not prefix else CHUNK_WEIGHT * float(sim) + TRIPLE_WEIGHT * float(prefix_sims[prefix])
         scored.append(ScoredChunk(chunk, entity, round(min(max(value, 0.0), 1.0), 4), prefix))
-    return sorted(scored, key=lambda s: (-s.score, s.chunk.id))
+    return sorted(scored, key=lambda s: -s.score)  # ties keep the order the entities were explored in
 
 
 def entity_scores(ranked: Sequence[ScoredChunk], alpha: float) -> dict[str, float]:

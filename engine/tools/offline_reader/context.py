@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from engine.tools.base import IDK, AnswerType, Reading
-from engine.tools.offline_reader.lexicon import INVERSES, lower_words
+from engine.tools.offline_reader.lexicon import lower_words
 from engine.tools.offline_reader.names import Gazetteer
 from engine.tools.offline_reader.records import Sentence
 from engine.tools.offline_reader.sentences import content_stems, idf_weights
@@ -38,9 +38,9 @@ class Context:
 
     @cached_property
     def proximity_stems(self) -> frozenset[str]:
-        """The question's stems plus the inverse of any relation it names."""
-        extra = " ".join(INVERSES.get(w, "") for w in self.question_words)
-        return self.question_stems | content_stems(extra)
+        """The stems a candidate's nearness is measured to: the question's own (no built-in list of
+        relations and their inverses — such a list only knows the domains it was written for)."""
+        return self.question_stems
 
     def ranked(self) -> list[Sentence]:
         return sorted(self.sentences, key=lambda s: -s.score)

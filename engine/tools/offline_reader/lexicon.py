@@ -56,15 +56,6 @@ IRREGULAR = dict(
     ).split()
 )
 SUBJECT_PRONOUNS = frozenset("he she his her it its they their".split())
-# a relation read from the other side: 'X's uncle' is stated as 'Y, the nephew of X'
-INVERSES = {
-    "uncle": "nephew niece", "aunt": "nephew niece", "nephew": "uncle aunt", "niece": "uncle aunt",
-    "father": "son daughter child", "mother": "son daughter child", "parent": "son daughter child",
-    "son": "father mother parent", "daughter": "father mother parent", "child": "father mother parent",
-    "grandfather": "grandson granddaughter", "grandson": "grandfather grandmother",
-    "husband": "wife", "wife": "husband", "advisor": "student students", "supervisor": "student students",
-    "teacher": "student pupil", "student": "advisor supervisor teacher supervised", "employer": "employee",
-}
 
 
 lower_words = words  # the one tokenizer (engine.text)

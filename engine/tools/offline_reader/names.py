@@ -20,11 +20,25 @@ _STARTERS = frozenset(
 # ---- gazetteer ----------------------------------------------------------------------------------
 
 
-class Gazetteer:
-    """Known multi-word names, matched on lower-cased word sequences (longest first)."""
+def relation_nouns(relations: Iterable[str]) -> frozenset[str]:
+    """The head noun of each relation name: its last word that is no stopword and no past participle
+    ('doctoral_advisor' → advisor, 'chief_executive' → executive, 'founded_by' → none)."""
+    nouns = set()
+    for relation in relations:
+        tokens = [t for t in lower_words(str(relation).replace("_", " ")) if t not in STOPWORDS]
+        if tokens and not tokens[-1].endswith("ed") and tokens[-1].isalpha():
+            nouns.add(tokens[-1])
+    return frozenset(nouns)
 
-    def __init__(self, names: Iterable[str]):
+
+class Gazetteer:
+    """What the pack names: multi-word entity names, matched on lower-cased word sequences (longest
+    first), and the nouns its relations are named by ('doctoral_advisor' → 'advisor'), which is how the
+    reader knows 'X's advisor' is a relation to follow without a built-in list of relations."""
+
+    def __init__(self, names: Iterable[str], relations: Iterable[str] = ()):
         self._names: dict[str, list[tuple[str, ...]]] = {}
+        self.relation_nouns = relation_nouns(relations)
         self._add(names)
 
     def _add(self, names: Iterable[str]) -> None:
@@ -39,6 +53,7 @@ class Gazetteer:
 
     def extended(self, names: Iterable[str]) -> Gazetteer:
         copy = Gazetteer(())
+        copy.relation_nouns = self.relation_nouns
         copy._names = {k: list(v) for k, v in self._names.items()}
         copy._add(names)
         return copy

@@ -46,6 +46,7 @@ class OfflineReader(Reader):
         classifier: QuestionClassifier | None = None,
         entities: Sequence[str] = (),
         threshold: float = DEFAULT_THRESHOLD,
+        relations: Sequence[str] = (),
         *,
         max_embedded: int = MAX_EMBEDDED,
     ):
@@ -53,7 +54,7 @@ class OfflineReader(Reader):
         self.classifier = classifier or OfflineQuestionClassifier()
         self.threshold = float(threshold)
         self.max_embedded = max(1, int(max_embedded))
-        self._gazetteer = Gazetteer(entities)
+        self._gazetteer = Gazetteer(entities, relations)
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 

@@ -63,3 +63,19 @@ def test_a_premise_the_kg_contradicts_is_flagged_with_the_check_that_found_it(ch
 ])
 def test_a_premise_the_kg_supports_or_cannot_judge_is_not_flagged(checker, question) -> None:
     assert not verdict(checker, question, is_choice=" or " in question).contradicted
+
+
+def test_containment_relations_are_found_by_shape_whatever_they_are_called():
+    from engine.methods.hybrid.premise import containment_relations
+
+    # cities people were born in lie in one country each; the relation is not called located_in
+    born = [Triple(f"P{i}", "birthplace", city) for i, city in enumerate(["Aa", "Bb", "Cc", "Dd", "Aa"])]
+    inside = [Triple("Aa", "sits_within", "Xland"), Triple("Bb", "sits_within", "Xland"),
+              Triple("Cc", "sits_within", "Yland"), Triple("Dd", "sits_within", "Yland")]
+    mentors = [Triple("P0", "mentor", "P1"), Triple("P1", "mentor", "P2"), Triple("P3", "mentor", "P4")]
+    kg = KnowledgeGraph(born + inside + mentors)
+    assert containment_relations(kg) == {"sits_within"}
+    renamed = KnowledgeGraph([Triple(t.head, "sits_within" if t.relation == "located_in" else t.relation, t.tail)
+                              for p, facts in PEOPLE.items() for t in [Triple(p, *f) for f in facts]]
+                             + [Triple(h, "sits_within", t) for h, _, t in PLACES])
+    assert containment_relations(renamed) == {"sits_within"}

@@ -41,10 +41,11 @@ def test_demo_sequence_offline(demo_workbench):
     deltas = [s for s in trace.steps if isinstance(s, GraphDeltaStep)]
     rounds = {s.iteration for s in trace.steps if isinstance(s, RetrievalStep)}
     assert len(deltas) == len(rounds) <= 5
-    last = [s for s in trace.steps if isinstance(s, DecisionStep)][-1]
+    *_, last, source = [s for s in trace.steps if isinstance(s, DecisionStep)]
     assert last.action in ("sufficient", "cap")
     if last.action == "cap":
         assert "cap" in last.detail
+    assert source.action in ("graph_answer", "chunk_answer")  # the trace says what the answer was read from
 
 
 def test_the_iteration_cap_defaults_to_the_papers_five_and_stays_bounded():
@@ -75,9 +76,27 @@ def test_a_reading_refuses_only_with_a_bool():
 def test_cap_is_announced(demo_workbench):
     trace = demo_workbench.ask("Who supervised the doctoral research of the discoverer of radium?", "ras",
                                {"max_iterations": 1})
-    decision = [s for s in trace.steps if isinstance(s, DecisionStep)][-1]
-    assert decision.action in ("cap", "sufficient")
+    decision = [s for s in trace.steps if isinstance(s, DecisionStep)][-2]  # the last says where the answer came from
     assert decision.action == "cap" and "cap" in decision.detail.lower()
+
+
+def test_offline_answers_come_from_the_query_graph_first_and_the_trace_says_so(settings):
+    trace = Workbench(two_hop_pack(), settings).ask(MENTOR, "ras", {"k": 1, "min_confidence": 0.0})
+    source = [s for s in trace.steps if isinstance(s, DecisionStep)][-1]
+    assert source.action == "graph_answer" and "triples" in source.detail
+    assert trace.answer.text == "Carlow" and trace.answer.citations  # the triples' documents are cited
+
+
+def test_without_a_graph_answer_the_chunks_are_read_and_the_trace_says_why(settings):
+    from engine.methods.ras.offline import OfflineAnswerer
+    from engine.methods.ras.query_graph import QueryGraph
+
+    bench = Workbench(two_hop_pack(), settings)
+    hits = tuple(bench.retrieval.search(MENTOR, k=3))
+    answerer = OfflineAnswerer(bench.tools.reader, bench.tools.kg, 0.45)
+    reading = answerer.answer(MENTOR, [], QueryGraph(), hits)
+    source = reading.steps[-1]
+    assert source.action == "chunk_answer" and "the query graph is empty" in source.detail
 
 
 # ---- offline decomposition -------------------------------------------------------------------------

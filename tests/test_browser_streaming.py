@@ -1,0 +1,101 @@
+"""In a real browser, Explore on an OpenAI-compatible server shows the model's reply as it is written, then
+the finished run (issue 18). The server is the scripted loopback one, slowed to a few tokens a second;
+a screenshot taken mid-stream goes to tests/artifacts/ for a human to look at."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fake_chat_server import MODEL, Answerer, ChatServer, serving
+from paths import ROOT
+from test_browser import ANSWER_TIMEOUT_MS, ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, _free_port, _wait_healthy
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (make browser-deps)"),
+]
+
+WORDS = "Answer: Paul Dirac was born in Bristol , England , in 1902 .\nEvidence: [1]".split(" ")
+TOKENS = tuple(w if i == 0 else " " + w for i, w in enumerate(WORDS))
+LABEL = "openai: tiny-chat (scripted server)"
+
+
+@pytest.fixture(scope="module")
+def slow_server() -> Iterator[ChatServer]:
+    saved = {k: os.environ.pop(k) for k in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                                            "all_proxy") if k in os.environ}
+    try:
+        with serving() as script:
+            script.answerer = Answerer(TOKENS, token_delay_s=0.4)
+            yield script
+    finally:
+        os.environ.update(saved)
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory, slow_server: ChatServer) -> Iterator[str]:
+    """The app with the scripted server set up on the Models page already (its saved backends file)."""
+    home = tmp_path_factory.mktemp("streaming_home")
+    data = home / ".ragscope"
+    data.mkdir()
+    options = [["base_url", slow_server.url], ["model", MODEL]]
+    (data / "backends.json").write_text(json.dumps({"openai": {"label": LABEL, "options": options}}))
+    port = _free_port()
+    env = {**os.environ, "HOME": str(home), "RAGSCOPE_HOME": str(data), "HF_HUB_OFFLINE": "1"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port)],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def test_the_reply_appears_token_by_token_then_the_finished_run_replaces_it(app, tmp_path, slow_server):
+    from playwright.sync_api import expect, sync_playwright
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+            viewport={"width": 1400, "height": 1400})
+        page = browser.new_page()
+        page.goto(f"{app}/?pack=demo")
+        sidebar = page.get_by_test_id("stSidebar")
+        expect(sidebar.get_by_role("combobox", name="Model")).to_be_visible(timeout=30_000)
+        sidebar.get_by_role("combobox", name="Model").click()
+        page.get_by_role("option", name=LABEL).click()
+        page.get_by_label("Question", exact=True).fill("Where was Paul Dirac born?")
+        page.get_by_role("button", name="Run", exact=True).click()
+
+        writing = page.get_by_text("reader is writing…")
+        expect(writing).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
+        reply = page.get_by_test_id("stCode").last
+        expect(reply).to_contain_text("Paul Dirac was born", timeout=10_000)  # a few tokens in, far from done
+        partial = reply.inner_text()
+        page.screenshot(path=str(ARTIFACTS / "explore_streaming.png"))
+        assert page.get_by_role("heading", name="Answer").count() == 0  # the run has not finished
+
+        expect(page.get_by_role("heading", name="Answer")).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
+        expect(writing).to_have_count(0)
+        full = "".join(TOKENS)
+        assert full.startswith(partial.strip()) and len(partial.strip()) < len(full)
+        assert [r["body"].get("stream") for r in slow_server.requests if r["body"]] == [True]
+        expect(page.get_by_text("mean token logprob −0.10 (perplexity 1.11)").first).to_be_visible()
+        page.wait_for_timeout(1_000)
+        page.screenshot(path=str(ARTIFACTS / "explore_streamed_run.png"), full_page=True)
+        browser.close()
