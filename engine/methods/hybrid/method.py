@@ -4,9 +4,10 @@ Spec: shared/methods/hybrid_rag.md. A single pass; each module is one stage, and
 trace's iterations so the explorer steps through them (spec §6): 0 pages, 1 ranking, 2 attributes
 and the gate, 3 calculator, 4 knowledge extractor, 5 KG and the premise check, 6 reasoning and the
 answer. Decisions that live here (more in engine/methods/hybrid/*):
-- search results [decide, §2.0]: a pack has no per-question search results, so the question's
-  "pages" are the pack's HTML pages (at most 50, CRAG Task 3's count) plus the `docs` documents the
-  pack's retriever finds first (Task 1 hands over 5 pages); all are cut into the same chunks.
+- search results [decide, §2.0]: the question's pages are those whose `question_ids` name it plus the
+  pack's shared pages (page_selection.py; at most 50, CRAG Task 3's count), plus the `docs` documents
+  the pack's retriever finds first (Task 1 hands over 5 pages); all are cut into the same chunks,
+  whose vectors are embedded once and kept (page_store.py, issue 16).
 - the false-premise policy: offline, a contradiction found by the KG premise check answers
   "invalid question"; on LLM backends the check is one more KG reference and the model decides.
 - the KG stage also tries a direct KG answer (kg_answer.py, the analogue of the mock
@@ -27,31 +28,32 @@ from engine.methods.hybrid.calculations import Calculation
 from engine.methods.hybrid.kg_answer import KgAnswer, kg_answer
 from engine.methods.hybrid.kg_module import KgLookup, lookup, rules_for
 from engine.methods.hybrid.knowledge import DirectAnswer
+from engine.methods.hybrid.page_selection import PageSelection, select_pages
+from engine.methods.hybrid.page_store import page_vectors
 from engine.methods.hybrid.pages import (
-    PageChunk, PageTable, RankedTable, TextVectors, dedupe, document_chunks, page_parts, rank_chunks, rank_tables,
-    tables_block,
+    PageChunk, PageTable, RankedTable, dedupe, document_chunks, page_parts, rank_chunks, rank_tables, tables_block,
 )
 from engine.methods.hybrid.premise import PremiseCheck, PremiseChecker
 from engine.methods.hybrid.reasoner import Decision, References
 from engine.methods.hybrid.toolkit import HybridTools, Sampling, hybrid_tools
 from engine.knowledge.records import INVALID_QUESTION
 from engine.methods.base import Method, RunContext, register
-from engine.methods.common import distinct_docs, placed
+from engine.methods.common import distinct_docs, min_confidence_param, placed
 from engine.params import param
 from engine.tools.base import IDK
 from engine.tools.offline_classifier import OfflineQuestionClassifier
 from engine.tools.offline_reader import fact_sentence
 from engine.tools.offline_reader.sentences import content_stems
 from engine.trace import (
-    AnswerStep, AttributeLabel, AttributesStep, DecisionStep, Edge, FeaturesStep, GraphDeltaStep, Hit, Node,
-    RetrievalStep, Step,
+    AnswerStep, AttributeLabel, AttributesStep, DecisionStep, Edge, ErrorStep, FeaturesStep, GraphDeltaStep, Hit,
+    Node, RetrievalStep, Step,
 )
 
 MAX_PAGES = 50
 TABLE_ROWS = 6  # offline: table rows handed to the reader as sentences
 RETRIEVER = "MiniLM cosine over page and document chunks"
 PAGES, RANKING, ATTRIBUTES, CALCULATOR, KNOWLEDGE, KG, REASONING = range(7)
-_VECTORS: dict[str, TextVectors] = {}
+READER_FLOOR = 0.3  # offline: the raw reader score below which the reasoner refuses before calibration
 _GRAMMAR = OfflineQuestionClassifier()  # the premise check's choice test (module docstring)
 
 
@@ -67,8 +69,7 @@ class HybridParams:
     attribute_samples: int = param(3, min=1, max=9, help="LLM: attribute votes per question (majority wins).")
     calc_samples: int = param(5, min=1, max=20, help="LLM: expressions sampled by the calculator.")
     reason_samples: int = param(2, min=1, max=8, help="LLM: reasoning samples; any 'I don't know' wins.")
-    min_confidence: float = param(0.45, min=0.0, max=1.0,
-                                  help="Offline: the reader's confidence needed to answer instead of refusing.")
+    min_confidence: float = min_confidence_param()
 
 
 @register
@@ -85,18 +86,20 @@ class HybridMethod(Method):
         linker = entity_linker(ctx.tools.kg, ctx.retrieval.embedder)
         tools = hybrid_tools(ctx.tools, ctx.retrieval.embedder, linker,
                              Sampling(params.attribute_samples, params.calc_samples, params.reason_samples),
-                             params.min_confidence)
+                             READER_FLOOR)
         # §2.1 web page processing
-        chunks, tables = self._pages(question, ctx)
-        yield _pages_step(chunks, tables)
+        chunks, tables, selection = self._pages(question, ctx)
+        yield _pages_step(chunks, tables, selection)
         ctx.check()
         # §2.2 top-k chunks by cosine; tables ranked and cut at the cap
-        vectors = _vectors(ctx)
+        vectors = page_vectors(ctx.retrieval, params.sentence_cap)
         ranked = rank_chunks(question, chunks, vectors, params.k)
         hits = tuple(_hit(c, score, rank) for rank, (c, score) in enumerate(ranked, start=1))
         yield RetrievalStep(iteration=RANKING, title=f"Top {len(hits)} of {len(chunks)} chunks", query=question,
                             retriever=RETRIEVER, hits=hits)
         kept_tables = rank_tables(question, tables, vectors, params.max_table_chars)
+        if vectors.problem:
+            yield ErrorStep(iteration=RANKING, title="Chunk vector store unusable", message=vectors.problem)
         if kept_tables:
             yield _tables_step(kept_tables, params.max_table_chars)
         ctx.check()
@@ -144,11 +147,13 @@ class HybridMethod(Method):
                            detail=decision.reason)
         yield _final(decision, hits, ctx, REASONING)
 
-    def _pages(self, question: str, ctx: RunContext) -> tuple[list[PageChunk], list[PageTable]]:
+    def _pages(self, question: str, ctx: RunContext) -> tuple[list[PageChunk], list[PageTable], PageSelection]:
+        """The question's chunks and tables, and which pages they came from and why."""
         params: HybridParams = ctx.params
         chunks: list[PageChunk] = []
         tables: list[PageTable] = []
-        for page in ctx.pack.pages[:MAX_PAGES]:
+        selection = select_pages(ctx.pack, question, ctx.question, MAX_PAGES)
+        for page in selection.pages:
             parts = page_parts(page, params.sentence_cap)
             chunks += parts.chunks
             tables += parts.tables
@@ -156,7 +161,7 @@ class HybridMethod(Method):
             found = ctx.retrieval.search(question, k=2 * params.docs, retriever="hybrid", provenance="question")
             for doc_id in distinct_docs(found)[:params.docs]:
                 chunks += document_chunks(ctx.pack.documents_by_id[doc_id], params.sentence_cap)
-        return dedupe(chunks), tables
+        return dedupe(chunks), tables, selection
 
     def _premise(self, question: str, ctx: RunContext, linker: EntityLinker) -> tuple[PremiseCheck, KgAnswer | None]:
         """The premise check, and a direct KG answer when the premise stands and the question has one."""
@@ -181,25 +186,18 @@ def _checker(ctx: RunContext) -> PremiseChecker:
         ctx.tools.kg, ctx.retrieval.embedder, ctx.pack.documents, ctx.pack.rules))
 
 
-def _vectors(ctx: RunContext) -> TextVectors:
-    embedder = ctx.retrieval.embedder
-    if embedder.id not in _VECTORS:
-        _VECTORS[embedder.id] = TextVectors(embedder)
-    return _VECTORS[embedder.id]
-
-
-
 def _hit(chunk: PageChunk, score: float, rank: int) -> Hit:
     return Hit(doc_id=chunk.source, chunk_id=chunk.id, title=chunk.title, text=chunk.text, score=score, rank=rank,
                retriever="hybrid pages", provenance=f"{chunk.origin} · {chunk.kind}")
 
 
-def _pages_step(chunks: Sequence[PageChunk], tables: Sequence[PageTable]) -> FeaturesStep:
+def _pages_step(chunks: Sequence[PageChunk], tables: Sequence[PageTable], selection: PageSelection) -> FeaturesStep:
     rows = [(c.source, c.origin, c.kind, len(c.text), c.text[:160]) for c in chunks]
     rows += [(t.source, "table", f"{len(t.rows)}×{len(t.header)}", len(t.markdown), t.title) for t in tables]
-    sources = len({c.source for c in chunks} | {t.source for t in tables})
-    return FeaturesStep(iteration=PAGES, title=f"{sources} pages → {len(chunks)} chunks, {len(tables)} tables",
-                        columns=("source", "origin", "rule", "chars", "text"), rows=tuple(rows))
+    docs = len({c.source for c in chunks if c.origin == "document"})
+    return FeaturesStep(iteration=PAGES, title=f"{len(selection.pages)} pages, {docs} documents → {len(chunks)} "
+                        f"chunks, {len(tables)} tables", columns=("source", "origin", "rule", "chars", "text"),
+                        rows=tuple(rows), note=f"Pages: {selection.reason}.")
 
 
 def _tables_step(ranked: Sequence[RankedTable], cap: int) -> FeaturesStep:

@@ -12,7 +12,6 @@ Decisions on the spec's §8 items that live here:
 
 from __future__ import annotations
 
-import hashlib
 import re
 import threading
 from collections import OrderedDict
@@ -25,6 +24,8 @@ import numpy as np
 from engine.knowledge.html import html_to_content
 from engine.knowledge.records import Document, Page
 from engine.retrieval.embedder import Embedder
+from engine.retrieval.index import WRITE_BATCHES
+from engine.retrieval.vector_store import VectorStore, text_key
 from engine.tools.offline_reader import split_sentences
 
 SENTENCE_CAP = 200
@@ -175,27 +176,47 @@ def dedupe(chunks: Sequence[PageChunk]) -> list[PageChunk]:
 
 
 class TextVectors:
-    """MiniLM vectors of chunk and table texts through an LRU cache (pages recur across questions)."""
+    """MiniLM vectors of chunk and table texts: an in-process LRU in front of a persistent store.
 
-    def __init__(self, embedder: Embedder):
+    Issue 16: pages recur across questions and processes, so a text is embedded once and kept by its
+    content hash; a store that fails only costs encoding (`problem` says why).
+    """
+
+    def __init__(self, embedder: Embedder, store: VectorStore | None = None):
         self.embedder = embedder
+        self.store = store
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
+    @property
+    def problem(self) -> str:
+        return self.store.problem if self.store else ""
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        keys = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
+        keys = [text_key(t) for t in texts]
+        found: dict[str, np.ndarray] = {}
         with self._lock:
-            missing = {k: t for k, t in zip(keys, texts) if k not in self._cache}
-        fresh = self.embedder.encode(list(missing.values())) if missing else []
+            for key in keys:
+                if key in self._cache:
+                    self._cache.move_to_end(key)
+                    found[key] = self._cache[key]
+        missing = {k: t for k, t in zip(keys, texts) if k not in found}
+        if missing and self.store:
+            found.update(self.store.read(list(missing)))
+        todo = [(k, t) for k, t in missing.items() if k not in found]
+        size = self.embedder.batch_size * WRITE_BATCHES  # each batch stored as soon as it is embedded
+        for start in range(0, len(todo), size):
+            batch = todo[start:start + size]
+            vectors = self.embedder.encode([t for _, t in batch])
+            found.update(zip((k for k, _ in batch), vectors))
+            if self.store:
+                self.store.write([k for k, _ in batch], vectors)
         with self._lock:
-            for key, vector in zip(missing, fresh):
-                self._cache[key] = vector
-            vectors = [self._cache.get(k) for k in keys]
+            for key in missing:
+                self._cache[key] = found[key]
             while len(self._cache) > _VECTOR_CACHE:
                 self._cache.popitem(last=False)
-        if any(v is None for v in vectors):
-            return self.embedder.encode(list(texts))
-        return np.stack(vectors) if vectors else np.zeros((0, 1), dtype=np.float32)
+        return np.stack([found[k] for k in keys]) if keys else np.zeros((0, 1), dtype=np.float32)
 
 
 def rank_chunks(question: str, chunks: Sequence[PageChunk], vectors: TextVectors,
