@@ -2,7 +2,9 @@
 pack questions, the gold answers with EM/F1.
 
 ✓ and ✗ are said only against a gold answer, by exact match (F1 shown beside it); without one the
-card says so. The offline confidence is not calibrated yet, so it is not shown as if it were.
+card says so. An offline answer's confidence is calibrated (engine.calibration: the chance that
+such an answer is right), so it is shown as a percentage; a refusal below `min_confidence` shows the
+best guess it held back (its title says it). A model's own confidence is not calibrated and not shown.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from engine.evaluation.metrics import AnswerScores, verdict
 from engine.trace import AnswerStep
 
 NO_MODEL_NOTE = "offline — no language model was involved (retrieval, KG, extractive reader, calculator)"
+CONFIDENCE_HELP = ("Fitted on evaluation runs (scripts/fit_calibration.py) from what any question and answer "
+                   "show: what the question asks for, the answer's form, how the retrieved text states it. "
+                   "Below the method's min_confidence the answer becomes \"I don't know\".")
 VERDICT_MARK = {"correct": "✓ correct", "wrong": "✗ wrong", "refused": "refused", "no gold answer": "no gold answer"}
 
 
@@ -27,6 +32,8 @@ def render_answer(step: AnswerStep, *, key: str, sources: Mapping[str, tuple[str
         st.markdown("#### Answer")
         if judged == "refused":
             st.warning(md_text(step.text), icon=":material/help:")
+            if step.title.startswith("Refused: confidence"):
+                st.caption(md_text(step.title.removeprefix("Refused: ")))
         elif judged == "correct":
             st.success(md_text(step.text), icon=":material/check_circle:")
         elif judged == "wrong":
@@ -35,6 +42,9 @@ def render_answer(step: AnswerStep, *, key: str, sources: Mapping[str, tuple[str
             st.info(md_text(step.text), icon=":material/chat:")
         producer = NO_MODEL_NOTE if step.backend == "offline" else f"{step.backend}: {step.model}"
         st.caption(f"by {producer}")
+        if step.backend == "offline" and not step.refused:
+            st.caption(f"calibrated confidence {step.confidence:.0%}: about that share of offline answers "
+                       "like this one are right", help=CONFIDENCE_HELP)
         if gold:
             line = f"**{VERDICT_MARK[judged]}** · gold: " + " | ".join(md_text(g) for g in gold)
             if scores is not None:

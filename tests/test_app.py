@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ui_knobs import answer_every_guess
+
 
 
 
@@ -15,6 +17,7 @@ def app(open_app) -> AppTest:
 
 
 def _ask(at: AppTest, question: str) -> AppTest:
+    answer_every_guess(at)
     at.text_area(key="explore.question").input(question)
     at.button(key="explore.run").click()
     return at.run()

@@ -25,13 +25,15 @@ METRIC_KEYS = {"n", "em", "f1", "acc", "recall@5", "recall@10", "recall@all", "e
 
 
 def test_ask_prints_each_step_and_the_answer(ragscope_home, capsys):
-    assert main(["ask", "--pack", str(MINI_PACK), "--method", "vanilla", "When was Grace Hopper born?"]) == 0
+    assert main(["ask", "--pack", str(MINI_PACK), "--method", "vanilla", "-p", "min_confidence=0",
+                 "When was Grace Hopper born?"]) == 0
     out = capsys.readouterr().out
     assert "[1] retrieval" in out and "[1] answer" in out and "answer: 1906" in out
 
 
 def test_ask_json_prints_a_trace_that_loads_back(ragscope_home, capsys):
-    assert main(["ask", "--pack", str(MINI_PACK), "--json", "-p", "k=3", "When was Grace Hopper born?"]) == 0
+    assert main(["ask", "--pack", str(MINI_PACK), "--json", "-p", "k=3", "-p", "min_confidence=0",
+                 "When was Grace Hopper born?"]) == 0
     trace = Trace.from_json(capsys.readouterr().out)
     assert trace.answer.text == "1906" and len(trace.steps[0].hits) == 3
 
@@ -80,7 +82,8 @@ def test_ingest_builds_a_pack_that_loads(ragscope_home, tmp_path, capsys):
     (tmp_path / "facts.tsv").write_text("Lord Kelvin\tknown_for\tabsolute temperature scale\n")
     out = tmp_path / "pack"
     assert main(["ingest", str(tmp_path / "notes.md"), str(tmp_path / "facts.tsv"), "--out", str(out)]) == 0
-    assert main(["ask", "--pack", str(out), "When did Lord Kelvin propose the absolute temperature scale?"]) == 0
+    assert main(["ask", "--pack", str(out), "-p", "min_confidence=0",
+                 "When did Lord Kelvin propose the absolute temperature scale?"]) == 0
     assert "answer: 1848" in capsys.readouterr().out
 
 

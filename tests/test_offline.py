@@ -24,7 +24,7 @@ NO_NETWORK = textwrap.dedent("""
     socket.create_connection = lambda address, *a, **k: refuse(None, address)
     from engine.cli import main
     codes = [main(["index", "--pack", sys.argv[1]]),
-             main(["ask", "--pack", sys.argv[1], "When was Grace Hopper born?"])]
+             main(["ask", "--pack", sys.argv[1], "-p", "min_confidence=0", "When was Grace Hopper born?"])]
     print("ATTEMPTS", attempts)
     sys.exit(max(codes))
 """)

@@ -90,7 +90,7 @@ def test_two_users_asking_at_once_both_get_their_own_answers(mini_workbench):
     answers: dict[str, str] = {}
 
     def ask(key: str) -> None:
-        answers[key] = mini_workbench.ask(questions[key], "vanilla").answer.text
+        answers[key] = mini_workbench.ask(questions[key], "vanilla", {"min_confidence": 0.0}).answer.text
 
     threads = [threading.Thread(target=ask, args=(k,)) for k in questions]
     for t in threads:

@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import ui_state
+from ui_knobs import answer_every_guess
 from engine.methods.base import METHODS, method_ids
 from engine.runs import RunStore
 from engine.trace import AnswerStep, Trace
@@ -21,10 +22,13 @@ def compare(open_app) -> AppTest:
     return open_app("views/compare.py")
 
 
-def _run(at: AppTest, question: str, methods: list[str] | None = None) -> AppTest:
-    """Ask `question` with `methods` (the page's default selection when None)."""
+def _run(at: AppTest, question: str, methods: list[str] | None = None, guessing: tuple[str, ...] = ()) -> AppTest:
+    """Ask `question` with `methods` (the page's default selection when None), each giving its best guess
+    however unsure — or only the `guessing` ones, the others refusing below their min_confidence."""
     if methods is not None:
         at.multiselect(key="compare.methods").set_value(methods)
+        at.run()  # the chosen methods' parameter widgets appear
+    answer_every_guess(at, guessing)
     at.text_area(key="compare.question").input(question)
     at.button(key="compare.run").click()
     return at.run()
@@ -82,7 +86,8 @@ def test_the_summary_table_comes_before_the_answer_cards_with_one_row_per_method
 
 
 def test_a_pack_question_tells_wrong_answers_from_refusals_against_its_gold(compare):
-    at = _run(compare, "In which country is the college where Alan Turing studied?", ["hybrid", "vanilla"])
+    at = _run(compare, "In which country is the college where Alan Turing studied?", ["hybrid", "vanilla"],
+              guessing=("vanilla",))
     summary = _summary(at)
     assert list(summary.index) == ["hybrid", "vanilla"]
     assert summary.loc["vanilla", "answer"] == "Turing machine"  # the gold is United Kingdom / England
@@ -115,10 +120,10 @@ def test_a_parameter_set_in_a_methods_expander_reaches_only_that_methods_run(com
     at = _run(compare, "When was Grace Hopper born?", ["vanilla", "rulerag"])
     assert not at.exception
     traces = {t.method: t for t in at.session_state[ui_state._COMPARE]}
-    assert traces["vanilla"].params == {"k": 2, "retriever": "hybrid"}
+    assert traces["vanilla"].params == {"k": 2, "retriever": "hybrid", "min_confidence": 0.0}
     assert traces["rulerag"].params["k"] == 10  # its own default, untouched
     assert _summary(at).loc["vanilla", "evidence"] == 2
-    assert {"k": 2, "retriever": "hybrid"} in [json.loads(j.value) for j in at.json]  # shown in the details
+    assert {"k": 2, "retriever": "hybrid", "min_confidence": 0.0} in [json.loads(j.value) for j in at.json]
 
 
 def test_open_in_explore_selects_that_method_and_opens_its_trace(compare):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from ui_knobs import answer_every_guess
 
 from engine.trace import AnswerStep, DecisionStep, Edge, GraphDeltaStep, Hit, Node, RetrievalStep, Trace
 
@@ -57,7 +58,7 @@ def test_prev_and_next_step_through_the_rounds(at):
 
 
 def test_pack_questions_show_gold_answers_and_scores(at):
-    at.run()
+    answer_every_guess(at.run())
     at.text_area(key="explore.question").input("When was Grace Hopper born?")
     at.button(key="explore.run").click().run()
     assert any("gold: 1906" in m.value and "EM 1.00" in m.value for m in at.markdown)
@@ -90,11 +91,26 @@ def test_the_answer_card_ticks_only_an_exact_match_against_gold(at, mini_pack):
     at.run()
     assert [e.value for e in at.error] == ["December 1906"] and not at.success
     assert any("✗ wrong" in m.value and "EM 0.00" in m.value and "F1 0.67" in m.value for m in at.markdown)
-    assert not any("confidence" in c.value for c in at.caption)  # uncalibrated: not shown
+    assert any("calibrated confidence 93%" in c.value for c in at.caption)  # offline answers are calibrated
     at.session_state["explore.trace"] = _answered("1906", qid)
     at.run()
     assert [s.value for s in at.success] == ["1906"]
     assert any("✓ correct" in m.value and "EM 1.00" in m.value for m in at.markdown)
+
+
+def test_a_refusal_below_min_confidence_shows_the_best_guess_it_held_back(at):
+    from components.safe import md_text
+
+    head = Trace(id="t-ref", question="When was Grace Hopper born?", method="vanilla", backend="offline", model="",
+                 pack="mini")
+    refused = AnswerStep(iteration=1, text="I don't know", refused=True, confidence=0.31, backend="offline",
+                         title="Refused: confidence 0.31 is below min_confidence 0.50 (best guess: '1906')")
+    at.session_state["explore.trace"] = head.with_steps((refused,), 1.0)
+    at.run()
+    assert [w.value for w in at.warning] == ["I don't know"]
+    held = md_text("confidence 0.31 is below min_confidence 0.50 (best guess: '1906')")
+    assert any(c.value == held for c in at.caption)
+    assert not any("calibrated confidence" in c.value for c in at.caption)
 
 
 def test_picking_an_example_fills_the_box_every_time_and_the_run_uses_the_box(at, mini_pack):
@@ -113,7 +129,7 @@ def test_picking_an_example_fills_the_box_every_time_and_the_run_uses_the_box(at
 
 
 def test_a_run_is_reopened_by_its_link_after_a_reload_with_its_parameters(at, open_app):
-    at.run()
+    answer_every_guess(at.run())
     at.slider(key="explore.params.vanilla.k").set_value(3)
     at.text_area(key="explore.question").input("When was Grace Hopper born?")
     at.button(key="explore.run").click().run()

@@ -53,7 +53,7 @@ MAX_PAGES = 50
 TABLE_ROWS = 6  # offline: table rows handed to the reader as sentences
 RETRIEVER = "MiniLM cosine over page and document chunks"
 PAGES, RANKING, ATTRIBUTES, CALCULATOR, KNOWLEDGE, KG, REASONING = range(7)
-READER_FLOOR = 0.3  # offline: the raw reader score below which the reasoner refuses before calibration
+READER_FLOOR = 0.45  # offline: the raw reader score below which the reasoner refuses, before calibration
 _GRAMMAR = OfflineQuestionClassifier()  # the premise check's choice test (module docstring)
 
 

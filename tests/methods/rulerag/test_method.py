@@ -44,7 +44,7 @@ def test_rulerag_step_sequence_on_a_demo_rule_question(demo_workbench):
 
 
 def test_rulerag_degrades_to_standard_rag_when_no_rule_matches(demo_workbench):
-    trace = demo_workbench.ask("Where was Marie Curie born?", "rulerag")
+    trace = demo_workbench.ask("Where was Marie Curie born?", "rulerag", {"min_confidence": 0.0})
     assert kinds(trace) == [("rules_matched", 0), ("decision", 0), ("retrieval", 1), ("answer", 1)]
     matched, decision, standard, answer = trace.steps
     assert matched.rules == () and matched.title.startswith("No rule above θ = 0.7")

@@ -169,7 +169,7 @@ def test_reaching_the_depth_cap_is_said_in_a_decision(settings):
 
 def test_the_initial_check_answers_a_one_hop_demo_question_at_iteration_0(demo_workbench, demo_pack):
     question = demo_pack.questions_by_id["q001"]  # Where was Marie Curie born? — her own document says
-    trace = demo_workbench.ask(question.question, "tog2", question_id=question.id)
+    trace = demo_workbench.ask(question.question, "tog2", {"min_confidence": 0.0}, question_id=question.id)
     assert kinds(trace) == [("graph_delta", 0), ("decision", 0), ("retrieval", 0), ("decision", 0), ("answer", 0)]
     assert trace.steps[-2].action == "answer" and "initial check" in trace.steps[-2].detail
     assert trace.answer.text == "Warsaw"

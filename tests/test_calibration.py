@@ -1,0 +1,105 @@
+"""Calibrated offline confidence (issue 17): the shipped model, the features, the refusal below
+min_confidence, every method's parameter, and the fitting script."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from engine.calibration import FEATURES, CalibrationModel, answer_features, default_model, settle
+from engine.calibration.model import MODEL_FILE
+from engine.methods.base import METHODS
+from engine.methods.common import DEFAULT_MIN_CONFIDENCE
+from engine.params import param_specs
+from engine.trace import AnswerStep, Edge, GraphDeltaStep, Hit, RetrievalStep
+from paths import ROOT
+
+GUESS = AnswerStep(iteration=1, text="1906", confidence=0.6, backend="offline", citations=("m07",))
+STEPS = (RetrievalStep(iteration=1, title="t", query="q", retriever="hybrid",
+                       hits=(Hit("m07", "m07#0", "Grace Hopper", "Grace Hopper was born in 1906 in New York.", 0.9, 1),)),)
+HALF = CalibrationModel(weights={"raw_logit": 1.0}, intercept=0.0)  # p = the raw score itself
+
+
+def test_the_shipped_model_loads_names_only_known_features_and_says_what_it_was_fitted_on():
+    model = default_model()
+    assert set(model.weights) == set(FEATURES)
+    assert model.fitted_on["rows"] and model.fitted_on["report"] and model.fitted_on["threshold"] == 0.5
+    assert model.weights["raw_logit"] > 0  # the method's own score counts for the answer, never against it
+    with pytest.raises(ValueError, match="unknown features"):
+        CalibrationModel.from_dict({"weights": {"method_is_demo": 1.0}, "intercept": 0.0})
+
+
+def test_features_are_read_from_the_question_the_answer_and_the_runs_evidence_only():
+    values = answer_features("How many moons does Mars have?", "Phobos", 0.5)
+    assert values["shape_mismatch"] == 1.0 and values["asks_number"] == 1.0  # no number for 'how many'
+    assert answer_features("Which river flows through Lyon?", "Rhône", 0.5)["shape_mismatch"] == 0.0
+    stated = answer_features("When was Grace Hopper born?", "1906", 0.5, [STEPS[0].hits[0].text, "Other text."])
+    assert (stated["answer_support"], stated["answer_in_top"], stated["sentence_coverage"]) == (1 / 3, 1.0, 1.0)
+    linked = answer_features("Where was Ada born?", "Turin", 0.5, facts=[("Ada", "Turin")])
+    assert linked["answer_in_graph"] == 1.0 and answer_features("Where was Ada born?", "Turin", 0.5,
+                                                                facts=[("Bo", "Turin")])["answer_in_graph"] == 0.0
+    assert math.isclose(answer_features("Q?", "A", 0.5)["raw_logit"], 0.0, abs_tol=1e-12)
+    assert math.isfinite(answer_features("Q?", "A", 1.0)["raw_logit"])  # 0 and 1 are clipped, never infinite
+
+
+def test_below_min_confidence_an_offline_answer_becomes_a_refusal_that_names_its_best_guess():
+    refused = settle(GUESS, "When was Grace Hopper born?", 0.7, STEPS, model=HALF)
+    assert refused.refused and refused.text == "I don't know" and refused.confidence == 0.6
+    assert refused.title == "Refused: confidence 0.60 is below min_confidence 0.70 (best guess: '1906')"
+    kept = settle(GUESS, "When was Grace Hopper born?", 0.5, STEPS, model=HALF)
+    assert (kept.text, kept.refused, kept.confidence) == ("1906", False, 0.6)
+    assert not settle(GUESS, "Q?", 0.0, STEPS, model=CalibrationModel({"raw_logit": 1.0}, -30.0)).refused
+
+
+def test_only_offline_answers_are_calibrated_and_refusals_stay_as_they_are():
+    served = AnswerStep(iteration=1, text="1906", confidence=0.2, backend="openai")
+    assert settle(served, "Q?", 0.9, STEPS, model=HALF) is served
+    refusal = AnswerStep(iteration=1, text="I don't know", refused=True, backend="offline")
+    assert settle(refusal, "Q?", 0.9, STEPS, model=HALF) is refusal
+
+
+def test_every_built_in_method_has_min_confidence_and_a_run_records_the_calibrated_value(mini_workbench):
+    for method in ("vanilla", "rulerag", "tog2", "ras", "hybrid", "r2ag"):
+        spec = next(s for s in param_specs(METHODS[method].Params) if s.name == "min_confidence")
+        assert (spec.default, spec.min, spec.max) == (DEFAULT_MIN_CONFIDENCE, 0.0, 1.0)
+    trace = mini_workbench.ask("When was Grace Hopper born?", "vanilla", {"min_confidence": 0.0})
+    raw = type(mini_workbench)(mini_workbench.pack, mini_workbench.settings, calibrated=False).ask(
+        "When was Grace Hopper born?", "vanilla", {"min_confidence": 0.0})
+    from engine.calibration import graph_facts, retrieved_documents
+
+    expected = default_model().probability(raw.question, raw.answer.text, raw.answer.confidence,
+                                           retrieved_documents(raw.steps), graph_facts(raw.steps))
+    assert trace.answer.text == raw.answer.text == "1906"
+    assert trace.answer.confidence == pytest.approx(expected, abs=1e-4)
+    strict = mini_workbench.ask("When was Grace Hopper born?", "vanilla", {"min_confidence": 1.0})
+    assert strict.answer.refused and "best guess: '1906'" in strict.answer.title
+
+
+def test_a_graph_fact_tying_the_question_to_the_answer_counts_from_the_trace():
+    from engine.calibration import graph_facts
+
+    delta = GraphDeltaStep(iteration=1, title="g", added_edges=(Edge("Ada", "born_in", "Turin"),))
+    assert graph_facts([delta, STEPS[0]]) == [("Ada", "Turin")]
+
+
+def test_the_fitting_script_fits_rows_and_reports_held_out_packs(tmp_path):
+    def rows(name: str, n: int) -> str:
+        path = tmp_path / f"{name}.jsonl"
+        lines = [{"pack": name, "method": "vanilla", "question_id": f"{name}{i}", "question": f"When was P{i} born?",
+                  "answer": str(1900 + i), "raw": 0.9 if i % 2 else 0.2, "refused": False, "right": bool(i % 2),
+                  "evidence": [f"P{i} was born in {1900 + i}."], "facts": []} for i in range(n)]
+        path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+        return str(path)
+
+    out = tmp_path / "model.json"
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "fit_calibration.py"), "fit", rows("a", 40),
+                           rows("b", 40), "--test", rows("c", 20), "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    model = CalibrationModel.from_dict(json.loads(out.read_text()))
+    assert model.weights["raw_logit"] > 0 and "c.jsonl (never fitted)" in " ".join(model.fitted_on["report"])
+    assert "(never fitted)" in done.stdout and MODEL_FILE.read_text() != out.read_text()
