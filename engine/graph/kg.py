@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from typing import Any, TypeVar
 
 import networkx as nx
 
+from engine.cache import Registry
 from engine.knowledge.records import Pack, Triple
 from engine.text import name_pattern
 
@@ -24,15 +24,11 @@ class KnowledgeGraph:
         for t in triples:
             self.graph.add_edge(t.head, t.tail, key=f"{t.relation}|{t.time}", triple=t)
         self._extra = tuple(e for e in extra_entities if e.strip())
-        self._derived: dict[str, Any] = {}
-        self._derived_lock = threading.Lock()
+        self._derived: Registry[str, Any] = Registry()
 
     def derived(self, key: str, build: Callable[[], T]) -> T:
         """A structure built once from this KG (a name index, a gazetteer) and shared by every run."""
-        with self._derived_lock:
-            if key not in self._derived:
-                self._derived[key] = build()
-            return self._derived[key]
+        return self._derived.get(key, build)
 
     @classmethod
     def from_pack(cls, pack: Pack) -> KnowledgeGraph:

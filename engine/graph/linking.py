@@ -15,13 +15,12 @@ from __future__ import annotations
 import difflib
 import re
 import threading
-import weakref
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from engine.cache import LruCache, Registry
 from engine.graph.kg import KnowledgeGraph
 from engine.retrieval.embedder import Embedder
 
@@ -66,7 +65,7 @@ class EntityLinker:
         self._vectors: np.ndarray | None = None
         self._names: tuple[str, ...] = tuple(self._lower.values())
         self._lock = threading.Lock()
-        self._links: OrderedDict[str, tuple[EntityLink, ...]] = OrderedDict()
+        self._links: LruCache[str, tuple[EntityLink, ...]] = LruCache(LINK_CACHE)
 
     def canonical(self, name: str) -> str | None:
         """The pack's name for `name` (same name in another case, or a derived alias), else None."""
@@ -81,15 +80,10 @@ class EntityLinker:
         Remembered per text: methods link the same question in several places (RAS every round, the
         hybrid's entity finder and premise check), and the fuzzy and embedding passes are the costly part.
         """
-        with self._lock:
-            if question in self._links:
-                self._links.move_to_end(question)
-                return self._links[question]
-        links = self._link(question)
-        with self._lock:
-            self._links[question] = links
-            if len(self._links) > LINK_CACHE:
-                self._links.popitem(last=False)
+        links = self._links.get(question)
+        if links is None:
+            links = self._link(question)
+            self._links.put(question, links)
         return links
 
     def _link(self, question: str) -> tuple[EntityLink, ...]:
@@ -148,18 +142,12 @@ class EntityLinker:
             return self._vectors
 
 
-_LINKERS: weakref.WeakKeyDictionary[KnowledgeGraph, EntityLinker] = weakref.WeakKeyDictionary()
-_LINKERS_LOCK = threading.Lock()
+_LINKERS: Registry[KnowledgeGraph, EntityLinker] = Registry(weak_keys=True)
 
 
-def entity_linker(kg: KnowledgeGraph, embedder: Embedder | None = None) -> EntityLinker:
+def entity_linker(kg: KnowledgeGraph, embedder: Embedder) -> EntityLinker:
     """One linker per KG (its name vectors are the expensive part), shared by every run."""
-    with _LINKERS_LOCK:
-        linker = _LINKERS.get(kg)
-        if linker is None or (embedder is not None and linker.embedder is None):
-            linker = EntityLinker(kg, embedder)
-            _LINKERS[kg] = linker
-        return linker
+    return _LINKERS.get(kg, lambda: EntityLinker(kg, embedder))
 
 
 def alias_table(names: Sequence[str]) -> dict[str, str]:

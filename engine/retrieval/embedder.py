@@ -10,13 +10,13 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections import OrderedDict
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from engine.cache import LruCache, Registry
 from engine.errors import BackendError
 
 _QUERY_CACHE_SIZE = 4096
@@ -55,7 +55,7 @@ class Embedder(Embeddings):
             )
         self._batch_size = batch_size  # None: chosen for the device (_BATCH_SIZE)
         self._lock = threading.Lock()
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._queries: LruCache[str, np.ndarray] = LruCache(_QUERY_CACHE_SIZE)
 
     @cached_property
     def id(self) -> str:
@@ -99,13 +99,7 @@ class Embedder(Embeddings):
 
     def encode_queries(self, texts: list[str]) -> np.ndarray:
         """Like `encode`, but repeated queries (evaluation, step-through) hit a cache."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
-        if missing:
-            for text, vector in zip(missing, self.encode(missing)):
-                self._cache[text] = vector
-                if len(self._cache) > _QUERY_CACHE_SIZE:
-                    self._cache.popitem(last=False)
-        return np.stack([self._cache[t] for t in texts])
+        return np.stack(self._queries.get_many(texts, self.encode))
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return self.encode(list(texts)).tolist()
@@ -114,14 +108,10 @@ class Embedder(Embeddings):
         return self.encode_queries([text])[0].tolist()
 
 
-_EMBEDDERS: dict[str, Embedder] = {}
-_EMBEDDERS_LOCK = threading.Lock()
+_EMBEDDERS: Registry[str, Embedder] = Registry()
 
 
 def load_embedder(path: str | Path | None = None) -> Embedder:
     """One embedder per folder per process (the model is ~90 MB)."""
     key = str(Path(path).resolve()) if path else ""
-    with _EMBEDDERS_LOCK:
-        if key not in _EMBEDDERS:
-            _EMBEDDERS[key] = Embedder(path)
-        return _EMBEDDERS[key]
+    return _EMBEDDERS.get(key, lambda: Embedder(path))

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from engine.cache import Registry
 from engine.errors import BackendError
 from engine.knowledge.chunking import Chunk
 from engine.retrieval.embedder import Embedder
@@ -29,8 +30,7 @@ Progress = Callable[[int, int], None]  # (chunks embedded so far, chunks to embe
 WRITE_BATCHES = 8
 _READ_PAGE = 10_000  # ids and hashes read per call when diffing, so a 1M-chunk diff stays small in memory
 _STAMP = "ragscope_chunks"  # collection metadata: fingerprint of the chunk set the index last synced to
-_CLIENTS: dict[str, object] = {}
-_CLIENTS_LOCK = threading.Lock()
+_CLIENTS: Registry[str, object] = Registry()
 
 
 def chroma_client(index_dir: Path, url: str = ""):
@@ -39,25 +39,24 @@ def chroma_client(index_dir: Path, url: str = ""):
     A shared server (RAGSCOPE_CHROMA_URL) that is malformed or does not answer is a BackendError: the
     user pointed us at it, so the message names it and the CLI exits 2 instead of printing a traceback.
     """
+    return _CLIENTS.get(url or str(index_dir.resolve()), lambda: _open_client(index_dir, url))
+
+
+def _open_client(index_dir: Path, url: str):
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
-    key = url or str(index_dir.resolve())
-    with _CLIENTS_LOCK:
-        if key not in _CLIENTS:
-            settings = ChromaSettings(anonymized_telemetry=False)
-            if url:
-                scheme, host, port = parse_chroma_url(url)
-                try:
-                    _CLIENTS[key] = chromadb.HttpClient(host=host, port=port, ssl=scheme == "https", settings=settings)
-                except Exception as exc:  # chromadb raises ValueError, httpx errors or its own by version
-                    raise BackendError(f"the Chroma server at RAGSCOPE_CHROMA_URL={url!r} did not answer "
-                                       f"({type(exc).__name__}: {exc}); start it (`chroma run`) or unset the "
-                                       "variable to use the local index") from exc
-            else:
-                index_dir.mkdir(parents=True, exist_ok=True)
-                _CLIENTS[key] = chromadb.PersistentClient(str(index_dir), settings=settings)
-        return _CLIENTS[key]
+    settings = ChromaSettings(anonymized_telemetry=False)
+    if not url:
+        index_dir.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(str(index_dir), settings=settings)
+    scheme, host, port = parse_chroma_url(url)
+    try:
+        return chromadb.HttpClient(host=host, port=port, ssl=scheme == "https", settings=settings)
+    except Exception as exc:  # chromadb raises ValueError, httpx errors or its own by version
+        raise BackendError(f"the Chroma server at RAGSCOPE_CHROMA_URL={url!r} did not answer "
+                           f"({type(exc).__name__}: {exc}); start it (`chroma run`) or unset the "
+                           "variable to use the local index") from exc
 
 
 def parse_chroma_url(url: str) -> tuple[str, str, int]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document as LcDocument
 
+from engine.cache import Registry
 from engine.errors import UnknownNameError
 from engine.retrieval.embedder import Embedder
 from engine.retrieval.retrievers import DenseRetriever, as_document
@@ -62,8 +62,7 @@ def read_manifest(folder: Path) -> QueryEncoderManifest | None:
     return QueryEncoderManifest.from_json(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-_ENCODERS: dict[tuple[str, str], Embedder] = {}
-_ENCODERS_LOCK = threading.Lock()
+_ENCODERS: Registry[tuple[str, str], Embedder] = Registry()
 
 
 def load_query_encoder(home: Path, pack_key: str, embedder_id: str, pack_path: str = "") -> Embedder:
@@ -80,10 +79,7 @@ def load_query_encoder(home: Path, pack_key: str, embedder_id: str, pack_path: s
             f"embedder {embedder_id!r}, and there is none in {folder}; "
             f"run `python -m engine train-retriever --pack {pack_arg}` first")
     key = (str(folder.resolve()), hashlib.sha256(manifest.read_bytes()).hexdigest())
-    with _ENCODERS_LOCK:
-        if key not in _ENCODERS:
-            _ENCODERS[key] = Embedder(folder)
-        return _ENCODERS[key]
+    return _ENCODERS.get(key, lambda: Embedder(folder))
 
 
 class FinetunedDenseRetriever(DenseRetriever):

@@ -9,6 +9,7 @@ from functools import cached_property
 from langchain_core.documents import Document as LcDocument
 from langchain_core.retrievers import BaseRetriever
 
+from engine.cache import Registry
 from engine.errors import UnknownNameError
 from engine.knowledge.chunking import Chunk, ChunkingConfig, chunk_documents
 from engine.knowledge.records import Pack
@@ -116,14 +117,9 @@ def hits_from_documents(docs: list[LcDocument], provenance: str = "") -> tuple[H
     )
 
 
-_OPEN: dict[tuple[str, str, str], Retrieval] = {}
-_OPEN_LOCK = threading.Lock()
+_OPEN: Registry[tuple[str, str, str], Retrieval] = Registry()
 
 
 def open_retrieval(pack: Pack, settings: Settings) -> Retrieval:
     """One Retrieval per (pack, content, settings) per process, shared by all sessions."""
-    key = (pack_key(pack), pack.fingerprint, repr(settings))
-    with _OPEN_LOCK:
-        if key not in _OPEN:
-            _OPEN[key] = Retrieval(pack, settings)
-        return _OPEN[key]
+    return _OPEN.get((pack_key(pack), pack.fingerprint, repr(settings)), lambda: Retrieval(pack, settings))

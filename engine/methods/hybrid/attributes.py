@@ -22,7 +22,6 @@ import hashlib
 import json
 import random
 import re
-import threading
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.cache import Registry
 from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegment
 from engine.methods.hybrid.prompting import question_pieces
 from engine.tools.llm_call import fill_with_segments
@@ -102,17 +102,12 @@ def _best(model, vector: np.ndarray) -> tuple[str, float]:  # noqa: ANN001 (skle
     return str(model.classes_[best]), round(float(probs[best]), 4)
 
 
-_MODELS: dict[str, AttributeModel] = {}
-_MODELS_LOCK = threading.Lock()
+_MODELS: Registry[str, AttributeModel] = Registry()
 
 
 def attribute_model(embedder: Embedder) -> AttributeModel:
     """Trained once per process and embedder (about a second on 2 cores), shared by every run."""
-    key = embedder.id
-    with _MODELS_LOCK:
-        if key not in _MODELS:
-            _MODELS[key] = AttributeModel(embedder, load_examples())
-        return _MODELS[key]
+    return _MODELS.get(embedder.id, lambda: AttributeModel(embedder, load_examples()))
 
 
 def cross_validated_accuracy(embedder: Embedder, folds: int = 5, seed: int = 0) -> dict[str, float]:

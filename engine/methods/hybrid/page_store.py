@@ -7,15 +7,13 @@ The pack's document chunks the method adds as extra search results go through th
 
 from __future__ import annotations
 
-import threading
-
+from engine.cache import Registry
 from engine.methods.hybrid.pages import PER_CHUNK, TABLE_PREVIEW_ROWS, TextVectors
 from engine.retrieval.index import chroma_client, collection_name
 from engine.retrieval.suite import Retrieval, pack_key
 from engine.retrieval.vector_store import VectorStore
 
-_OPEN: dict[tuple[str, str], TextVectors] = {}
-_OPEN_LOCK = threading.Lock()
+_OPEN: Registry[tuple[str, str], TextVectors] = Registry()
 
 
 def chunking_key(sentence_cap: int) -> str:
@@ -27,8 +25,5 @@ def page_vectors(retrieval: Retrieval, sentence_cap: int) -> TextVectors:
     settings, embedder = retrieval.settings, retrieval.embedder
     name = collection_name(f"{pack_key(retrieval.pack)}-pages", embedder.id, chunking_key(sentence_cap))
     where = settings.chroma_url or str(settings.index_dir.resolve())
-    with _OPEN_LOCK:
-        if (where, name) not in _OPEN:
-            store = VectorStore(lambda: chroma_client(settings.index_dir, settings.chroma_url), name)
-            _OPEN[(where, name)] = TextVectors(embedder, store)
-        return _OPEN[(where, name)]
+    return _OPEN.get((where, name), lambda: TextVectors(
+        embedder, VectorStore(lambda: chroma_client(settings.index_dir, settings.chroma_url), name)))

@@ -13,14 +13,13 @@ Decisions on the spec's §8 items that live here:
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
+from engine.cache import LruCache
 from engine.knowledge.html import html_to_content
 from engine.knowledge.records import Document, Page
 from engine.retrieval.embedder import Embedder
@@ -185,38 +184,31 @@ class TextVectors:
     def __init__(self, embedder: Embedder, store: VectorStore | None = None):
         self.embedder = embedder
         self.store = store
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
+        self._memory: LruCache[str, np.ndarray] = LruCache(_VECTOR_CACHE)
 
     @property
     def problem(self) -> str:
         return self.store.problem if self.store else ""
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 1), dtype=np.float32)
         keys = [text_key(t) for t in texts]
-        found: dict[str, np.ndarray] = {}
-        with self._lock:
-            for key in keys:
-                if key in self._cache:
-                    self._cache.move_to_end(key)
-                    found[key] = self._cache[key]
-        missing = {k: t for k, t in zip(keys, texts) if k not in found}
-        if missing and self.store:
-            found.update(self.store.read(list(missing)))
-        todo = [(k, t) for k, t in missing.items() if k not in found]
+        by_key = dict(zip(keys, texts))
+        return np.stack(self._memory.get_many(keys, lambda missing: self._fetch(missing, by_key)))
+
+    def _fetch(self, keys: list[str], texts: dict[str, str]) -> list[np.ndarray]:
+        """Vectors not in memory: read from the store, else embedded and stored a few batches at a time."""
+        found = self.store.read(keys) if self.store else {}
+        todo = [k for k in keys if k not in found]
         size = self.embedder.batch_size * WRITE_BATCHES  # each batch stored as soon as it is embedded
         for start in range(0, len(todo), size):
             batch = todo[start:start + size]
-            vectors = self.embedder.encode([t for _, t in batch])
-            found.update(zip((k for k, _ in batch), vectors))
+            vectors = self.embedder.encode([texts[k] for k in batch])
+            found.update(zip(batch, vectors))
             if self.store:
-                self.store.write([k for k, _ in batch], vectors)
-        with self._lock:
-            for key in missing:
-                self._cache[key] = found[key]
-            while len(self._cache) > _VECTOR_CACHE:
-                self._cache.popitem(last=False)
-        return np.stack([found[k] for k in keys]) if keys else np.zeros((0, 1), dtype=np.float32)
+                self.store.write(batch, vectors)
+        return [found[k] for k in keys]
 
 
 def rank_chunks(question: str, chunks: Sequence[PageChunk], vectors: TextVectors,

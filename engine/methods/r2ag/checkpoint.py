@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.cache import Registry
 from engine.errors import CheckpointError
 from engine.methods.r2ag.features import FEATURE_ORDER
 from engine.settings import REPO_ROOT
@@ -144,12 +145,10 @@ def find_checkpoint(home: Path, llm: str = "", explicit: str = "") -> Path:
     return trained if trained.is_file() else SHIPPED
 
 
-_CACHE: dict[tuple[str, int], tuple[R2Former, CheckpointMeta]] = {}
+_LOADED: Registry[tuple[str, int], tuple[R2Former, CheckpointMeta]] = Registry()
 
 
 def cached_checkpoint(path: Path) -> tuple[R2Former, CheckpointMeta]:
     """`load_checkpoint` once per file version per process (runs share the small model read-only)."""
     key = (str(path.resolve()), path.stat().st_mtime_ns if path.is_file() else 0)
-    if key not in _CACHE:
-        _CACHE[key] = load_checkpoint(path)
-    return _CACHE[key]
+    return _LOADED.get(key, lambda: load_checkpoint(path))

@@ -199,22 +199,31 @@ class OfflineAnswerer(Answerer):
     trust: float
 
     def answer(self, question: str, rounds: Sequence[Round], graph: QueryGraph, evidence: Sequence[Hit]) -> Reading:
+        """The graph's answer when it has one at `trust` and the chunks read do not say otherwise (they
+        agree, or give nothing): the offline extractor's triples are noisy (bench/extractor.py), so where
+        the graph and the text disagree the text, with its context, is the better witness."""
         from_graph = self.reader.read(question, (), [Triple(t.head, t.relation, t.tail) for t in graph.triples])
-        if graph.triples and not from_graph.refused and from_graph.confidence >= self.trust:
+        from_chunks = self._from_chunks(question, rounds, graph, evidence)
+        usable = bool(graph.triples) and not from_graph.refused and from_graph.confidence >= self.trust
+        if usable and (from_chunks.refused or _same(from_graph.answer, from_chunks.answer)):
             cited = tuple(dict.fromkeys(t.doc_id for t in graph.triples if t.doc_id and
                                         from_graph.answer in (t.head, t.tail)))
             source = DecisionStep(title="Answered from the query graph", action="graph_answer",
                                   detail=f"{len(graph.triples)} triples; confidence {from_graph.confidence:.2f} "
-                                         f">= {self.trust}")
+                                         f">= {self.trust}" + ("" if from_chunks.refused else
+                                                               f"; the chunks said {from_chunks.answer!r} at "
+                                                               f"{from_chunks.confidence:.2f}"))
             return replace(from_graph, citations=cited or from_graph.citations, steps=from_graph.steps + (source,),
                            rationale=f"from the query graph: {from_graph.rationale}")
         why = ("the query graph is empty" if not graph.triples else
+               "the query graph does not answer it" if from_graph.refused else
                f"the query graph gave {from_graph.answer!r} at {from_graph.confidence:.2f} < {self.trust}"
-               if not from_graph.refused else "the query graph does not answer it")
-        reading = self._from_chunks(question, rounds, graph, evidence)
+               if from_graph.confidence < self.trust else
+               f"the chunks read say {from_chunks.answer!r}, not the graph's {from_graph.answer!r}")
         source = DecisionStep(title="Answered from the chunks read", action="chunk_answer",
                               detail=f"{why}; read {len(evidence)} chunks instead")
-        return replace(reading, steps=reading.steps + (source,), rationale=f"{why}; from the chunks: {reading.rationale}")
+        return replace(from_chunks, steps=from_chunks.steps + (source,),
+                       rationale=f"{why}; from the chunks: {from_chunks.rationale}")
 
     def _from_chunks(self, question: str, rounds: Sequence[Round], graph: QueryGraph,
                      evidence: Sequence[Hit]) -> Reading:
@@ -226,3 +235,7 @@ class OfflineAnswerer(Answerer):
                                reading.confidence, rationale=f"{res.describe()}; then {reading.rationale}",
                                steps=res.steps + reading.steps)
         return self.reader.read(question, evidence)
+
+
+def _same(a: str, b: str) -> bool:
+    return fold(a) == fold(b)

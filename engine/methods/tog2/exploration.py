@@ -26,15 +26,14 @@ import hashlib
 import logging
 import math
 import re
-import threading
-import weakref
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
+from engine.cache import LruCache, Registry
 from engine.graph.kg import KnowledgeGraph
 from engine.knowledge.chunking import Chunk
 from engine.retrieval.suite import Retrieval
@@ -138,14 +137,15 @@ class ExplorationGraph:
         return _mention_links(self.kg, self.retrieval)[1]
 
 
-_MENTION_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_MENTION_LINKS: Registry[Retrieval, tuple[dict, dict]] = Registry(weak_keys=True)
 
 
 def _mention_links(kg: KnowledgeGraph, retrieval: Retrieval) -> tuple[dict, dict]:
     """title → names its documents mention, and name → titles of the documents mentioning it (once per pack)."""
-    cached = _MENTION_CACHE.get(retrieval)
-    if cached is not None:
-        return cached
+    return _MENTION_LINKS.get(retrieval, lambda: _find_mention_links(kg, retrieval))
+
+
+def _find_mention_links(kg: KnowledgeGraph, retrieval: Retrieval) -> tuple[dict, dict]:
     out: dict[str, dict[str, None]] = defaultdict(dict)
     back: dict[str, dict[str, None]] = defaultdict(dict)
     for doc in retrieval.pack.documents:
@@ -153,9 +153,7 @@ def _mention_links(kg: KnowledgeGraph, retrieval: Retrieval) -> tuple[dict, dict
             if name != doc.title and len(name) >= MIN_NAME_CHARS:
                 out[doc.title][name] = None
                 back[name][doc.title] = None
-    links = ({k: tuple(v) for k, v in out.items()}, {k: tuple(v) for k, v in back.items()})
-    _MENTION_CACHE[retrieval] = links
-    return links
+    return {k: tuple(v) for k, v in out.items()}, {k: tuple(v) for k, v in back.items()}
 
 
 def discover_candidates(
@@ -202,7 +200,6 @@ class EntityDocuments:
 
     def __init__(self, retrieval: Retrieval):
         self.retrieval = retrieval
-        self._lock = threading.Lock()
 
     def chunks(self, entity: str) -> tuple[Chunk, ...]:
         index = _doc_index(self.retrieval)
@@ -211,20 +208,19 @@ class EntityDocuments:
 
     def vectors(self, chunks: Sequence[Chunk]) -> np.ndarray:
         """(n, d) MiniLM vectors of the chunks, embedded once per process."""
-        index = _doc_index(self.retrieval)
-        with self._lock:
-            missing = [c for c in dict.fromkeys(chunks) if c.id not in index.vectors]
-        if missing:
-            stored = self._from_index(missing)
-            rest = [c for c in missing if c.id not in stored]
-            fresh = self.retrieval.embedder.encode([_chunk_text(c) for c in rest]) if rest else []
-            with self._lock:
-                index.vectors.update(stored)
-                index.vectors.update({c.id: v for c, v in zip(rest, fresh)})
         if not chunks:
             return np.zeros((0, 1), dtype=np.float32)
-        return np.stack([index.vectors[c.id] for c in chunks])
+        by_id = {c.id: c for c in chunks}
+        vectors = _doc_index(self.retrieval).vectors
+        return np.stack(vectors.get_many([c.id for c in chunks], lambda ids: self._embed([by_id[i] for i in ids])))
 
+    def _embed(self, chunks: list[Chunk]) -> list[np.ndarray]:
+        """Vectors the dense index holds, the rest encoded."""
+        vectors = self._from_index(chunks)
+        rest = [c for c in chunks if c.id not in vectors]
+        if rest:
+            vectors.update(zip((c.id for c in rest), self.retrieval.embedder.encode([_chunk_text(c) for c in rest])))
+        return [vectors[c.id] for c in chunks]
 
     def _from_index(self, chunks: Sequence[Chunk]) -> dict[str, np.ndarray]:
         """Vectors the pack's dense index already holds (same encoder, same chunks); {} if it cannot say."""
@@ -248,31 +244,29 @@ class _DocIndex:
     titled: dict[str, tuple[str, ...]]
     listed: dict[str, tuple[str, ...]]
     by_doc: dict[str, tuple[Chunk, ...]]
-    vectors: dict[str, np.ndarray]
+    vectors: LruCache[str, np.ndarray] = field(default_factory=lambda: LruCache(None))  # by chunk id, unbounded
     use_dense_index: bool = True
 
 
-_DOC_INDEX: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_DOC_LOCK = threading.Lock()
+_DOC_INDEX: Registry[Retrieval, _DocIndex] = Registry(weak_keys=True)
 
 
 def _doc_index(retrieval: Retrieval) -> _DocIndex:
-    with _DOC_LOCK:
-        index = _DOC_INDEX.get(retrieval)
-        if index is None:
-            titled: dict[str, list[str]] = defaultdict(list)
-            listed: dict[str, list[str]] = defaultdict(list)
-            for doc in retrieval.pack.documents:
-                titled[doc.title.lower()].append(doc.id)
-                for name in doc.entities:
-                    listed[name.lower()].append(doc.id)
-            by_doc: dict[str, list[Chunk]] = defaultdict(list)
-            for chunk in retrieval.chunks:
-                by_doc[chunk.doc_id].append(chunk)
-            index = _DocIndex({k: tuple(v) for k, v in titled.items()}, {k: tuple(v) for k, v in listed.items()},
-                              {k: tuple(v) for k, v in by_doc.items()}, {})
-            _DOC_INDEX[retrieval] = index
-        return index
+    return _DOC_INDEX.get(retrieval, lambda: _build_doc_index(retrieval))
+
+
+def _build_doc_index(retrieval: Retrieval) -> _DocIndex:
+    titled: dict[str, list[str]] = defaultdict(list)
+    listed: dict[str, list[str]] = defaultdict(list)
+    for doc in retrieval.pack.documents:
+        titled[doc.title.lower()].append(doc.id)
+        for name in doc.entities:
+            listed[name.lower()].append(doc.id)
+    by_doc: dict[str, list[Chunk]] = defaultdict(list)
+    for chunk in retrieval.chunks:
+        by_doc[chunk.doc_id].append(chunk)
+    return _DocIndex({k: tuple(v) for k, v in titled.items()}, {k: tuple(v) for k, v in listed.items()},
+                     {k: tuple(v) for k, v in by_doc.items()})
 
 
 def _chunk_text(chunk: Chunk) -> str:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
 
+from engine.cache import LruCache
 from engine.knowledge.records import Triple
 from engine.retrieval.embedder import Embedder
 from engine.tools.base import IDK, AnswerType, QuestionClassifier, Reader, Reading
@@ -55,8 +54,7 @@ class OfflineReader(Reader):
         self.threshold = float(threshold)
         self.max_embedded = max(1, int(max_embedded))
         self._gazetteer = Gazetteer(entities, relations)
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
+        self._sentences: LruCache[str, np.ndarray] = LruCache(_CACHE_SIZE)
 
     def read(self, question: str, evidence: Sequence[Hit], facts: Sequence[Triple] = ()) -> Reading:
         try:
@@ -149,18 +147,7 @@ class OfflineReader(Reader):
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         """Sentence vectors through a small LRU cache: iterative methods re-read the same chunks."""
-        with self._lock:
-            missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
-        fresh = self.embedder.encode(missing) if missing else np.zeros((0, 0), dtype=np.float32)
-        with self._lock:
-            for text, vector in zip(missing, fresh):
-                self._cache[text] = vector
-                if len(self._cache) > _CACHE_SIZE:
-                    self._cache.popitem(last=False)
-            known = {t: self._cache.get(t) for t in texts}
-        if any(v is None for v in known.values()):  # evicted between the two locks: encode directly
-            return self.embedder.encode(texts)
-        return np.stack([known[t] for t in texts])
+        return np.stack(self._sentences.get_many(texts, self.embedder.encode))
 
 
 def _dispatch(context: Context) -> Reading:

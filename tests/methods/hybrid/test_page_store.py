@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from engine.cache import Registry
 from engine.knowledge.records import Document, Pack, PackInfo, Page, Question
 from engine.methods.hybrid import page_store
 from engine.methods.hybrid.pages import page_parts
@@ -45,13 +46,13 @@ def encoded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     embedder, seen = load_embedder(), []
     real = embedder.encode
     monkeypatch.setattr(embedder, "encode", lambda texts: seen.extend(texts) or real(texts))
-    monkeypatch.setattr(page_store, "_OPEN", {})
+    monkeypatch.setattr(page_store, "_OPEN", Registry())
     return seen
 
 
 def new_process(monkeypatch: pytest.MonkeyPatch, seen: list[str]) -> None:
     """What a new process starts with: no page vectors in memory, nothing encoded yet."""
-    monkeypatch.setattr(page_store, "_OPEN", {})
+    monkeypatch.setattr(page_store, "_OPEN", Registry())
     seen.clear()
 
 
