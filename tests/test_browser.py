@@ -15,6 +15,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -49,13 +51,12 @@ def _hostile_pack(folder: Path) -> None:
     (folder / "documents.jsonl").write_text("\n".join(json.dumps(d) for d in docs) + "\n")
 
 
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    """The app as `make run` starts it (streamlit run app.py on 127.0.0.1), on a free port."""
-    home = tmp_path_factory.mktemp("browser_home")
-    _hostile_pack(home / ".ragscope" / "packs" / "hostile")
+@contextmanager
+def serve_app(home: Path, data: Path) -> Iterator[str]:
+    """The app as `make run` starts it (streamlit run app.py on 127.0.0.1) on a free port, with `home` as
+    HOME and `data` as RAGSCOPE_HOME; yields its URL and stops it after."""
     port = _free_port()
-    env = {**os.environ, "HOME": str(home), "RAGSCOPE_HOME": str(home / ".ragscope"), "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "HOME": str(home), "RAGSCOPE_HOME": str(data), "HF_HUB_OFFLINE": "1"}
     server = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
          "--server.address", "127.0.0.1", "--server.port", str(port)],
@@ -63,13 +64,21 @@ def app(tmp_path_factory):
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url)
-        yield url, home
+        yield url
     finally:
         server.terminate()
         try:
             server.wait(timeout=10)
         except subprocess.TimeoutExpired:
             server.kill()
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    home = tmp_path_factory.mktemp("browser_home")
+    _hostile_pack(home / ".ragscope" / "packs" / "hostile")
+    with serve_app(home, home / ".ragscope") as url:
+        yield url, home
 
 
 def _wait_healthy(url: str) -> None:

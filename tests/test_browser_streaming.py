@@ -6,16 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from fake_chat_server import MODEL, Answerer, ChatServer, serving
-from paths import ROOT
-from test_browser import ANSWER_TIMEOUT_MS, ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, _free_port, _wait_healthy
+from test_browser import ANSWER_TIMEOUT_MS, ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, serve_app
 
 pytestmark = [
     pytest.mark.browser,
@@ -47,22 +44,8 @@ def app(tmp_path_factory, slow_server: ChatServer) -> Iterator[str]:
     data.mkdir()
     options = [["base_url", slow_server.url], ["model", MODEL]]
     (data / "backends.json").write_text(json.dumps({"openai": {"label": LABEL, "options": options}}))
-    port = _free_port()
-    env = {**os.environ, "HOME": str(home), "RAGSCOPE_HOME": str(data), "HF_HUB_OFFLINE": "1"}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port)],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url)
+    with serve_app(home, data) as url:
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
 
 
 def test_the_reply_appears_token_by_token_then_the_finished_run_replaces_it(app, tmp_path, slow_server):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 from engine.errors import RagscopeError
+from engine.urls import http_url
 from engine.export.openinference import Span
 
 if TYPE_CHECKING:
@@ -30,15 +31,8 @@ _HTTP_CODE = re.compile(r"code: (\d+), reason: (.*)")
 
 def endpoint_url(url: str) -> str:
     """`url` checked; a bare server address gets the traces path, as OTEL_EXPORTER_OTLP_ENDPOINT would."""
-    try:
-        parts = urlsplit(url)
-        _ = parts.port  # parsed lazily: a port out of range or not a number raises only here
-    except ValueError as exc:
-        raise RagscopeError(f"--otlp-endpoint {url!r} is not a URL ({exc}); give e.g. "
-                            "http://127.0.0.1:6006/v1/traces") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise RagscopeError(f"--otlp-endpoint {url!r} is not an http(s) URL; give e.g. http://127.0.0.1:6006/v1/traces "
-                            "(Phoenix) or http://127.0.0.1:4318/v1/traces (an OpenTelemetry collector)")
+    parts = http_url(url, "--otlp-endpoint", "http://127.0.0.1:6006/v1/traces (Phoenix) or "
+                     "http://127.0.0.1:4318/v1/traces (an OpenTelemetry collector)")
     return url if parts.path not in ("", "/") else urlunsplit(parts._replace(path=TRACES_PATH))
 
 

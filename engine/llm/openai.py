@@ -12,9 +12,9 @@ import time
 from collections.abc import Iterable, Sequence
 from contextlib import closing
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from engine.errors import BackendError
+from engine.urls import http_url
 from engine.llm.base import register_backend, required_option
 from engine.llm.chat import Completion, GenerationSettings, Message, TokenSink, cut_at_stop, logprobs_within
 
@@ -33,15 +33,7 @@ def normalise_base_url(base_url: str) -> str:
     if "://" not in url:
         url = "http://" + url  # users paste `localhost:11434` from server logs
     url = url.rstrip("/").removesuffix("/chat/completions").removesuffix("/models").rstrip("/")
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018  (raises ValueError for a port that is not a number)
-    except ValueError as exc:
-        raise BackendError(f"server URL {base_url!r} is not a URL ({exc}); "
-                           "give one like http://127.0.0.1:8000/v1") from exc
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise BackendError(f"server URL {base_url!r} must start with http:// or https:// and name a host, "
-                           "e.g. http://127.0.0.1:8000/v1")
+    http_url(url, "server URL", "http://127.0.0.1:8000/v1", BackendError)
     return url if url.endswith("/v1") else url + "/v1"
 
 

@@ -15,12 +15,12 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import numpy as np
 
 from engine.cache import Registry
 from engine.errors import BackendError
+from engine.urls import http_url
 from engine.knowledge.chunking import Chunk
 from engine.retrieval.embedder import Embedder
 
@@ -61,14 +61,10 @@ def _open_client(index_dir: Path, url: str):
 
 def parse_chroma_url(url: str) -> tuple[str, str, int]:
     """(scheme, host, port) of http(s)://host[:port][/]; anything else (paths, credentials, bad ports) is refused."""
-    try:
-        parts = urlsplit(url.strip())
-        port = parts.port or 8000
-    except ValueError as exc:  # a port out of range or not a number
-        raise BackendError(f"RAGSCOPE_CHROMA_URL {url!r} is not http(s)://host[:port]: {exc}") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password \
-            or parts.path not in ("", "/") or parts.query or parts.fragment:
+    parts = http_url(url.strip(), "RAGSCOPE_CHROMA_URL", "http://127.0.0.1:8000", BackendError)
+    if parts.username or parts.password or parts.path not in ("", "/") or parts.query or parts.fragment:
         raise BackendError(f"RAGSCOPE_CHROMA_URL {url!r} is not http(s)://host[:port]")
+    port = parts.port or 8000
     return parts.scheme, parts.hostname, port
 
 

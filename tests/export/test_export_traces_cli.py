@@ -66,7 +66,7 @@ def test_an_unreachable_endpoint_exits_2_with_the_reason(eval_traces, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["missing.jsonl"], "needs --out FILE, --otlp-endpoint URL, or both"),
-    (["missing.jsonl", "--otlp-endpoint", "localhost:6006"], "is not an http(s) URL"),
+    (["missing.jsonl", "--otlp-endpoint", "localhost:6006"], "must start with http:// or https://"),
     (["missing.jsonl", "--otlp-endpoint", "http://127.0.0.1:6006", "--timeout", "0"], "--timeout 0.0"),
     (["missing.jsonl", "--otlp-endpoint", "http://127.0.0.1:6006", "--timeout", "nan"], "--timeout nan"),
     (["missing.jsonl", "--otlp-endpoint", "http://[::1"], "is not a URL (Invalid IPv6 URL)"),
