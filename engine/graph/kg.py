@@ -16,6 +16,9 @@ from engine.text import name_pattern
 T = TypeVar("T")
 
 
+_LITERAL = re.compile(r"[\d\s.,:/%+-]+")  # a number, year, date or amount, not a name
+
+
 class KnowledgeGraph:
     """Directed multigraph: node = canonical entity name, edge key = relation, data = the triple."""
 
@@ -44,6 +47,15 @@ class KnowledgeGraph:
     def relations(self) -> tuple[str, ...]:
         """Every relation name of the KG, in the order first seen."""
         return tuple(dict.fromkeys(d["triple"].relation for _, _, d in self.graph.edges(data=True)))
+
+    @cached_property
+    def entity_relations(self) -> tuple[str, ...]:
+        """The relations that lead to things rather than values: most of their tails are not numbers or
+        years ('doctoral_advisor', not 'year_of_birth' — 'X's birth' is no one to follow)."""
+        literal: dict[str, list[bool]] = {}
+        for _, tail, data in self.graph.edges(data=True):
+            literal.setdefault(data["triple"].relation, []).append(bool(_LITERAL.fullmatch(str(tail))))
+        return tuple(r for r in self.relations if sum(literal[r]) * 2 < len(literal[r]))
 
     @cached_property
     def _matcher(self) -> re.Pattern[str] | None:

@@ -17,3 +17,13 @@ def test_follow_walks_forward_and_backward(mini_pack):
     assert set(kg.follow("London", "~born_in")) == {"Ada Lovelace", "Charles Babbage", "Alan Turing"}
     assert "~born_in" in kg.relations_of("London")
     assert kg.follow("Nobody", "born_in") == [] and kg.facts_about("Nobody") == []
+
+
+def test_entity_relations_leave_out_the_ones_that_lead_to_values():
+    from engine.graph.kg import KnowledgeGraph
+    from engine.knowledge.records import Triple
+
+    kg = KnowledgeGraph([Triple("A", "year_of_birth", "1901"), Triple("A", "doctoral_advisor", "B"),
+                         Triple("B", "population", "12,400"), Triple("B", "year_of_birth", "1870")])
+    assert kg.relations == ("year_of_birth", "doctoral_advisor", "population")
+    assert kg.entity_relations == ("doctoral_advisor",)

@@ -85,7 +85,7 @@ def resolve(question: str, reader: Reader, kg: KnowledgeGraph, graph: QueryGraph
     A phrase's answer becomes a bridge at BRIDGE_CONFIDENCE once the phrase was itself a sub-query
     (read over what came for it), and only at `trust` before: the evidence came for another question.
     """
-    gazetteer = kg.derived("gazetteer", lambda: Gazetteer(kg.entities, kg.relations)).extended(graph.nodes.values())
+    gazetteer = kg.derived("gazetteer", lambda: Gazetteer(kg.entities, kg.entity_relations)).extended(graph.nodes.values())
     working, bridges, citations, steps = question, [], [], []
     for _ in range(MAX_RESOLVED):
         hop = innermost_hop(working, gazetteer)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from engine.text import STOPWORDS
 from engine.tools.offline_classifier import DATE_NOUNS, PERSON_NOUNS, PLACE_NOUNS
 from engine.tools.offline_reader.context import Context
-from engine.tools.offline_reader.lexicon import lower_words
+from engine.tools.offline_reader.lexicon import PARTICIPLES, lower_words
 from engine.tools.offline_reader.names import Gazetteer, named_spans
 from engine.tools.offline_reader.sentences import as_sentence
 
@@ -25,7 +25,6 @@ _RELATIONAL_THINGS = frozenset(
     "film book album song novel school employer label publisher".split()
 )
 _POSSESSIVE_PLACES = frozenset("birthplace hometown headquarters".split())
-_HOP_BREAK = frozenset("born died named called known".split())
 _FRAMING_WORDS = frozenset("name names called full title kind type sort".split())
 
 
@@ -95,7 +94,7 @@ def _named_hop(question: str, gazetteer: Gazetteer) -> Hop | None:
 def _relation_words(words: list[str], pack_nouns: frozenset[str]) -> list[str]:
     taken: list[str] = []
     for word in words:
-        if word in STOPWORDS or word in _HOP_BREAK or word.endswith("ed"):
+        if word in STOPWORDS or word in PARTICIPLES or word.endswith("ed"):
             break
         taken.append(word)
     # up to the last relational noun: "X's doctoral advisor teach" → "X's doctoral advisor";

@@ -56,6 +56,9 @@ IRREGULAR = dict(
     ).split()
 )
 SUBJECT_PRONOUNS = frozenset("he she his her it its they their".split())
+# participles that end a noun phrase ('X's doctoral advisor born …'); none of them names a relation
+PARTICIPLES = frozenset("born died named called known".split())
+PREPOSITIONS = frozenset("of in on at to by for from with into through across along via within".split())
 
 
 lower_words = words  # the one tokenizer (engine.text)

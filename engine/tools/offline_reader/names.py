@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 
 from engine.text import ABBREVIATIONS, STOPWORDS
-from engine.tools.offline_reader.lexicon import CONNECTORS, MONTH_NAMES, WEEKDAYS, lower_words
+from engine.tools.offline_reader.lexicon import CONNECTORS, MONTH_NAMES, PARTICIPLES, PREPOSITIONS, WEEKDAYS, lower_words
 from engine.tools.offline_reader.records import Sentence
 
 _SPAN_GAP = re.compile(r"\s+|\.\s*|\s*&\s*|\s+&\s+|\s*-\s*")
@@ -21,14 +21,25 @@ _STARTERS = frozenset(
 
 
 def relation_nouns(relations: Iterable[str]) -> frozenset[str]:
-    """The head noun of each relation name: its last word that is no stopword and no past participle
-    ('doctoral_advisor' → advisor, 'chief_executive' → executive, 'founded_by' → none)."""
+    """The head noun of each relation name: the last word before 'of', else the last word, when it is a
+    noun by form ('doctoral_advisor' → advisor, 'place_of_death' → place, 'capital_of' → capital; none
+    for 'founded_by', 'born_in', 'flows_through', 'lies_on': participles, verbs and prepositions)."""
     nouns = set()
     for relation in relations:
-        tokens = [t for t in lower_words(str(relation).replace("_", " ")) if t not in STOPWORDS]
-        if tokens and not tokens[-1].endswith("ed") and tokens[-1].isalpha():
+        tokens = lower_words(str(relation).replace("_", " "))
+        if "of" in tokens[1:]:
+            tokens = tokens[:tokens.index("of", 1)]
+        tokens = [t for t in tokens if t not in STOPWORDS and t not in PREPOSITIONS]
+        if tokens and _noun_like(tokens[-1]):
             nouns.add(tokens[-1])
     return frozenset(nouns)
+
+
+def _noun_like(word: str) -> bool:
+    """Not a participle ('founded', 'born') nor a verb's third person ('lies', 'flows'): a relation name
+    is singular, so a final -s is a verb's."""
+    return (word.isalpha() and word not in PARTICIPLES and not word.endswith("ed")
+            and not (word.endswith("s") and not word.endswith(("ss", "us", "is"))))
 
 
 class Gazetteer:
