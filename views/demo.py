@@ -12,6 +12,7 @@ from components.captions import STEP_CAPTIONS
 from components.safe import md_text
 from components.timeline import round_label, show_round
 from components.trace_view import render_trace, rounds_of
+from engine.errors import RagscopeError
 from engine.evaluation.metrics import grade_trace
 from engine.methods.base import METHODS, method_ids
 from engine.trace import Trace
@@ -21,6 +22,7 @@ SHOWCASE_TYPES = {"vanilla": "factoid", "rulerag": "rule", "hybrid": "numeric", 
                   "tog2": "multi_hop", "ras": "multi_hop"}
 PACE_SECONDS = 3.0  # per round by default: time to read a caption aloud
 _TRACES = "demo.traces"
+_LEFT_OUT = "demo.left_out"
 _PLAYING = "demo.playing"
 _STOP = "demo.stop"
 _NEXT_STOP = "demo.next_stop"
@@ -76,13 +78,17 @@ def _advance(traces: dict[str, Trace], method: str) -> bool:
     return False
 
 
-def _ask_all() -> dict[str, Trace]:
+def _ask_all(left_out: list[str]) -> dict[str, Trace]:
+    """One trace per method; a method that cannot be created is named in `left_out` instead."""
     traces = {}
     bar = st.progress(0.0, text="Asking…")
     tour = sorted(method_ids(), key=lambda m: m != "vanilla")  # the baseline first, then what improves on it
     for i, method in enumerate(tour):
         question = _showcase_question(method)
-        traces[method] = workbench.ask(question.question, method, question_id=question.id)
+        try:
+            traces[method] = workbench.ask(question.question, method, question_id=question.id)
+        except RagscopeError as exc:  # a user's method that cannot even be created: the tour goes on without it
+            left_out.append(f"{METHODS[method].label} is left out of the tour: {exc}")
         bar.progress((i + 1) / len(tour), text=f"{METHODS[method].label} done")
     bar.empty()
     return traces
@@ -99,12 +105,16 @@ start_col, pace_col = st.columns([1, 3], vertical_alignment="bottom")
 pace = pace_col.slider("Seconds per round", 0.5, 10.0, PACE_SECONDS, 0.5, key="demo.pace",
                        help="How long the tour stays on each round before it moves on.")
 if start_col.button("Start the tour", type="primary", key="demo.start"):
-    traces = _ask_all()
-    st.session_state[_TRACES] = traces
-    first = next(iter(traces))
-    _go_to_stop(first, traces[first])
-    st.session_state[_PLAYING] = True
+    left_out: list[str] = []
+    traces = _ask_all(left_out)
+    st.session_state[_TRACES], st.session_state[_LEFT_OUT] = traces, left_out
+    if traces:
+        first = next(iter(traces))
+        _go_to_stop(first, traces[first])
+        st.session_state[_PLAYING] = True
 
+for message in st.session_state.get(_LEFT_OUT, []):
+    st.error(md_text(message))
 traces: dict[str, Trace] = st.session_state.get(_TRACES, {})
 if traces:
     if _NEXT_STOP in st.session_state:  # set by a tick or a button, applied before the stop box is drawn

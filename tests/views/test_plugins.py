@@ -10,6 +10,7 @@ import pytest
 from components.safe import md_text
 
 from paths import MINI_PACK
+from methods.test_plugins import method_code
 from plugin_home import add_example, plugin_home, write_plugin  # noqa: F401  (plugin_home is a fixture)
 
 
@@ -59,6 +60,16 @@ def test_a_plugin_method_can_be_compared_with_its_parameter_widgets(app_home, op
     at.multiselect(key="compare.methods").set_value(["vanilla", "keyword_rerank"]).run()
     assert not at.exception
     assert at.slider(key="compare.params.keyword_rerank.pool").value == 20
+
+
+def test_a_plugin_that_cannot_be_created_is_left_out_of_the_tour_which_goes_on(app_home, open_app):
+    write_plugin(app_home, "ctor.py", method_code(run="yield from ()\n    def __init__(self):\n        {}['x']"))
+    at = open_app("views/demo.py", timeout=300)
+    at.slider(key="demo.pace").set_value(0.5)
+    at.button(key="demo.start").click().run()
+    assert not at.exception
+    assert any("Mine is left out of the tour" in e.value and "KeyError" in e.value for e in at.error)
+    assert "mine" not in at.session_state["demo.traces"] and "vanilla" in at.session_state["demo.traces"]
 
 
 def test_the_demo_tour_stops_at_a_plugin_method_too(app_home, open_app):
