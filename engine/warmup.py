@@ -15,6 +15,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from engine.errors import RagscopeError
 from engine.methods import method_ids
 from engine.retrieval.index import IndexProgress, with_eta
 from engine.runner import Workbench
@@ -84,7 +85,12 @@ class Warmup:
                 for method in method_ids():
                     self._check()
                     self._stage = f"first run of {method}"
-                    for _ in bench.start(question, method, cancel=self._cancel):
+                    try:
+                        run = bench.start(question, method, cancel=self._cancel)
+                    except RagscopeError as exc:  # a user's method that cannot be created warms nothing up
+                        log.warning("warm-up skipped %s: %s", method, exc)
+                        continue
+                    for _ in run:
                         pass
             self._check()
             self._stage = "ready"

@@ -21,6 +21,25 @@ def test_a_warmup_prepares_the_index_and_runs_every_method_once(mini_pack, setti
     assert bench.retrieval.ensure_index() is None  # already synced: the user's first question pays nothing
 
 
+def test_a_method_that_cannot_be_created_is_skipped_and_the_rest_warm_up(mini_pack, settings, monkeypatch):
+    from engine.errors import RagscopeError
+
+    bench = Workbench(mini_pack, settings)
+    asked: list[str] = []
+    original = bench.start
+
+    def start(q, m, **kw):  # noqa: ANN001, ANN202
+        if m == "tog2":
+            raise RagscopeError("method 'tog2' could not be created: KeyError: 'x'")
+        asked.append(m)
+        return original(q, m, **kw)
+
+    monkeypatch.setattr(bench, "start", start)
+    status = Warmup(bench).start().wait(300)
+    assert status.done and status.stage == "ready" and status.error == ""
+    assert "tog2" not in asked and "vanilla" in asked and "ras" in asked
+
+
 def test_a_failing_warmup_reports_why_and_never_raises(mini_pack, settings, monkeypatch):
     bench = Workbench(mini_pack, settings)
 
