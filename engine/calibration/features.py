@@ -1,7 +1,7 @@
 """The features the calibration model reads: general properties of a question and its answer.
 
 Nothing here names a domain: the asked kind comes from the offline classifier's question grammar, the
-answer's shape from its characters (digits, a year, capitals), overlap from the shared tokenizer.
+answer's shape from its characters (digits, capitals), overlap from the shared tokenizer.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ FEATURES = (
     "answer_in_graph",  # 1 when a graph fact of the run links a name the question gives to the answer
     *(f"asks_{kind}" for kind in KINDS),
 )
-_YEAR = re.compile(r"\b1\d{3}\b|\b20\d{2}\b")
 _DIGIT = re.compile(r"\d")
 _NUMBER_WORDS = frozenset("one two three four five six seven eight nine ten eleven twelve dozen hundred "
                           "thousand million billion".split())
@@ -95,7 +94,7 @@ def _mismatch(kind: str, answer: str) -> bool:
     if kind == "number":
         return not has_number
     if kind == "date":
-        return not _YEAR.search(answer) and not _DIGIT.search(answer)
+        return not _DIGIT.search(answer)  # a year, a day, a decade: every date has a digit
     if kind in ("person", "place"):
         return has_number and not any(c.isupper() for c in answer)
     if kind == "yes_no":

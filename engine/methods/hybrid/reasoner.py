@@ -10,8 +10,8 @@ becomes the answer. Decision on spec §8.9: the answer keeps its case (the parse
 a lower-cased copy and slices the original); 2 samples by default ([C]: 4 for a lone question, 1 in a
 full batch of 8).
 Offline: a direct KG answer when the question has one, else the extractive reader over the chunks,
-table rows, calculations and KG facts; below `min_confidence`, or when it only echoes the question,
-it refuses.
+table rows, calculations and KG facts; below `reader_floor` (the reader's own score, before the run's
+calibrated `min_confidence` decides), or when it only echoes the question, it refuses.
 """
 
 from __future__ import annotations
@@ -215,7 +215,7 @@ def _with(decision: Decision, steps: tuple[Step, ...], refs: References) -> Deci
 @dataclass(frozen=True)
 class OfflineReasoner:
     reader: Reader
-    min_confidence: float
+    reader_floor: float
     classifier: QuestionClassifier | None = None
 
     def reason(self, question: str, refs: References) -> Decision:
@@ -230,10 +230,10 @@ class OfflineReasoner:
         if echoes_question(question, reading.answer, self.classifier):
             return Decision(IDK, "offline_reader", f"the best guess {reading.answer!r} only repeats a name the question "
                             "already gives: refusing rather than guessing", refused=True, steps=reading.steps)
-        if reading.confidence < self.min_confidence:
+        if reading.confidence < self.reader_floor:
             return Decision(IDK, "offline_reader",
-                            f"best guess {reading.answer!r} at confidence {reading.confidence:.2f} is below "
-                            f"min_confidence {self.min_confidence:.2f}: refusing rather than guessing",
+                            f"best guess {reading.answer!r} at reader score {reading.confidence:.2f} is below "
+                            f"the reader floor {self.reader_floor:.2f}: refusing rather than guessing",
                             refused=True, confidence=reading.confidence, steps=reading.steps)
         return Decision(reading.answer, "offline_reader", reading.rationale, confidence=reading.confidence,
                         citations=reading.citations, steps=reading.steps)

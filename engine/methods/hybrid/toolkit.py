@@ -53,12 +53,12 @@ class HybridTools:
 
 
 def hybrid_tools(bundle: ToolBundle, embedder: Embedder, linker: EntityLinker, sampling: Sampling,
-                 min_confidence: float) -> HybridTools:
+                 reader_floor: float) -> HybridTools:
     model = attribute_model(embedder)
     return bundle.twin(
         lambda chat: HybridTools(LlmAttributePredictor(chat, model, sampling.attributes),
                                  LlmEntityFinder(chat, linker), lambda _: LlmCalculator(chat, sampling.calculator),
                                  LlmReasoner(chat, sampling.reasoning), KnowledgeExtractor(chat)),
         lambda: HybridTools(model, OfflineEntityFinder(linker), OfflineCalculator,
-                            OfflineReasoner(bundle.reader, min_confidence, bundle.classifier), None),
+                            OfflineReasoner(bundle.reader, reader_floor, bundle.classifier), None),
     )
