@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlparse
 
 import streamlit as st
 
 import ui_state
+from components.safe import md_text
 from components.warmup import render_warmup
 
 # a local file: a material-icon favicon is fetched from a font CDN, and nothing may leave the machine
 st.set_page_config(page_title="ragscope", page_icon=str(Path(__file__).parent / "assets" / "favicon.png"),
                    layout="wide")
+
+
+def _requested_path() -> str:
+    """The page part of the address the browser asked for ('' for the front page), without the app's base path."""
+    path = urlparse(st.context.url or "").path.strip("/")
+    base = (st.get_option("server.baseUrlPath") or "").strip("/")
+    return path.removeprefix(base).strip("/") if base else path
 
 
 with st.sidebar:
@@ -22,7 +31,7 @@ with st.sidebar:
         st.error("No knowledge pack found. Run `make run` from the project folder to set up the demo pack.")
         st.stop()
     names = list(packs)
-    wanted = st.query_params.get("pack", "demo")  # a shared link reproduces the view
+    wanted = st.query_params.get("pack")  # a shared link reproduces the view
     default = names.index(wanted) if wanted in names else names.index("demo") if "demo" in names else 0
     if st.session_state.get(ui_state.PACK_CHOICE) not in names:  # a link, or a pack that went away
         st.session_state[ui_state.PACK_CHOICE] = names[default]
@@ -35,7 +44,7 @@ with st.sidebar:
                                        options=configs[backend].options))
     render_warmup(ui_state.current_warmup())
 
-page = st.navigation({
+pages = {
     "Ask": [
         st.Page("views/explore.py", title="Explore", icon=":material/explore:", default=True),
         st.Page("views/compare.py", title="Compare", icon=":material/compare_arrows:"),
@@ -49,5 +58,14 @@ page = st.navigation({
         st.Page("views/knowledge.py", title="Knowledge", icon=":material/library_books:"),
         st.Page("views/models.py", title="Models", icon=":material/memory:"),
     ],
-})
+}
+page = st.navigation(pages)
+# A mistyped or outdated link opens the front page; say so rather than pretend it was asked for.
+requested = _requested_path()
+if requested and requested not in {p.url_path for group in pages.values() for p in group}:
+    st.warning(md_text(f"There is no page “/{requested}” in ragscope; this is {page.title}."),
+               icon=":material/link_off:")
+if wanted is not None and wanted not in names:
+    st.warning(md_text(f"There is no knowledge pack “{wanted}” here; showing “{pack_name}”. "
+                       f"Packs: {', '.join(names)}."), icon=":material/folder_off:")
 page.run()

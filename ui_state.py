@@ -34,6 +34,8 @@ EXPLORE_PAGE = "views/explore.py"
 _SELECTION = "app.selection"
 _BACKENDS = "app.backend_configs"
 _TRACE = "explore.trace"
+_OPENED = "explore.opened"
+_LINKED = "explore.linked_run"
 EXPLORE_METHOD = "explore.method"
 SECRET_OPTIONS = ("api_key",)  # never written to disk: after a restart a server that needs a key asks again
 
@@ -104,15 +106,14 @@ def _save_backends(configs: dict[str, BackendConfig]) -> None:
 
 
 def show_trace(trace: Trace) -> None:
-    """Open a saved or evaluated run in Explore, replayed without recomputing, with its method selected
-    (Explore's method box is not drawn on the calling page, so its value may be set here)."""
-    st.session_state[_TRACE] = trace
-    st.session_state[EXPLORE_METHOD] = trace.method
+    """Open a saved or evaluated run in Explore, replayed without recomputing, with its method, parameters
+    and question in Explore's boxes."""
+    open_trace(trace)
     st.switch_page(EXPLORE_PAGE)
 
 
 def default_method(method: str) -> None:
-    """Explore's method box starts on `method` unless something (a user, show_trace) chose already."""
+    """Explore's method box starts on `method` unless something (a user, open_trace) chose already."""
     st.session_state.setdefault(EXPLORE_METHOD, method)
 
 
@@ -120,8 +121,30 @@ def current_trace() -> Trace | None:
     return st.session_state.get(_TRACE)
 
 
-def set_current_trace(trace: Trace | None) -> None:
+def open_trace(trace: Trace) -> None:
+    """Make `trace` Explore's result. Explore's boxes (method, parameters, question) follow it on the page's
+    next run, before they are drawn: a box already drawn in this run cannot change (take_opened_trace)."""
     st.session_state[_TRACE] = trace
+    st.session_state[_OPENED] = trace
+
+
+def take_opened_trace() -> Trace | None:
+    """The trace opened since Explore's boxes were last drawn, once."""
+    return st.session_state.pop(_OPENED, None)
+
+
+def linked_run() -> str | None:
+    """The run id this session last put in the URL (`?run=`): a different one there came from a link or reload."""
+    return st.session_state.get(_LINKED)
+
+
+def link_run(run_id: str | None) -> None:
+    """Put `run_id` in the URL (or take `?run=` out for None), so a reload or a shared link opens that run."""
+    st.session_state[_LINKED] = run_id
+    if run_id is None:
+        st.query_params.pop("run", None)
+    else:
+        st.query_params["run"] = run_id
 
 
 @st.cache_resource(show_spinner=False)
@@ -194,6 +217,31 @@ def live_run() -> Any:
 
 def set_live_run(run: Any) -> None:
     st.session_state[_LIVE] = run
+
+
+@st.cache_resource(show_spinner=False)
+def _running() -> dict[str, Any]:
+    """Run id → the engine Run still going, for the whole process: a reloaded page finds its run here."""
+    return {}
+
+
+def start_live_run(run: Any) -> None:
+    """Start `run` so that it outlives the page: it is saved to History when it ends, even if the page that
+    asked was reloaded or closed, and until then `running_run` finds it by id."""
+    running, store = _running(), run_store()
+
+    def ended(trace: Trace) -> None:
+        store.save(trace)
+        running.pop(trace.id, None)
+
+    running[run.head.id] = run
+    run.start(on_end=ended)
+    set_live_run(run)
+
+
+def running_run(run_id: str) -> Any:
+    """The run with this id if it is still going in this process, else None."""
+    return _running().get(run_id)
 
 
 # ---- Knowledge and Models pages ------------------------------------------------------------------

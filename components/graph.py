@@ -385,8 +385,19 @@ _PAGE_HEAD = (f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
 # Physics is off, so vis-network fits the view synchronously inside `new vis.Network`; the camera then
 # frames what the round changed (`current_ids`), never zooming out past READABLE_PX labels nor in past
 # MAX_SCALE; pan and zoom reach the rest. The padding leaves room for a label centred under a node.
+# The round's focus nodes must all be seen, labels included (issue 22): when that frame cuts one off, the
+# camera fits the focus nodes instead (vis-network measures their labels) and steps back by FOCUS_MARGIN.
 _CAMERA = """<script>(function () {{
   var frame = {frame};
+  var focus = {focus};
+  function inside(ids, w, h) {{
+    var at = network.getPositions(ids);
+    return ids.every(function (id) {{
+      var low = network.canvasToDOM({{x: at[id].x - {label_x}, y: at[id].y - {above}}});
+      var high = network.canvasToDOM({{x: at[id].x + {label_x}, y: at[id].y + {below}}});
+      return low.x >= 0 && low.y >= 0 && high.x <= w && high.y <= h;
+    }});
+  }}
   function look() {{
     if (typeof network === "undefined" || !network) return;
     var box = document.getElementById("mynetwork");
@@ -395,21 +406,29 @@ _CAMERA = """<script>(function () {{
     var scale = Math.max({min_scale}, Math.min({max_scale}, fit));
     var at = fit >= scale ? {{x: frame.cx, y: frame.cy}} : {{x: frame.ax, y: frame.ay}};
     network.moveTo({{position: at, scale: scale, animation: false}});
+    if (focus.length && !inside(focus, w, h)) {{
+      network.fit({{nodes: focus, animation: false, maxZoomLevel: {max_scale}}});
+      network.moveTo({{scale: network.getScale() * {margin}, animation: false}});
+    }}
   }}
   look();
   window.addEventListener("resize", look);
 }})();</script>"""
+FOCUS_MARGIN = 0.85  # of the scale at which vis-network's fit puts the focus nodes' labels at the frame edge
 
 
-def _camera(frame: dict[str, float], height_px: int) -> str:
-    return _CAMERA.format(frame=json.dumps(frame), height=height_px, pad_x=LABEL_CHARS * FONT_PX * 0.6,
-                          pad_y=4 * FONT_PX, min_scale=round(READABLE_PX / FONT_PX, 3), max_scale=MAX_SCALE)
+def _camera(frame: dict[str, float], focus: Sequence[str], height_px: int) -> str:
+    return _CAMERA.format(frame=json.dumps(frame), focus=json.dumps(list(focus)), height=height_px,
+                          pad_x=LABEL_CHARS * FONT_PX * 0.6, pad_y=4 * FONT_PX,
+                          min_scale=round(READABLE_PX / FONT_PX, 3), max_scale=MAX_SCALE, margin=FOCUS_MARGIN,
+                          # a node's dot (up to 16 + a 5 px border) above, its label under it, half a label aside
+                          label_x=LABEL_CHARS * FONT_PX * 0.3, above=21, below=21 + 2 * FONT_PX)
 
 
-def _offline(html: str, frame: dict[str, float], height_px: int) -> str:
+def _offline(html: str, camera: str) -> str:
     html = _OLD_TAGS.sub("", _EMPTY_HEADING.sub("", _REMOTE.sub("", html)))
     html = html.replace('<meta charset="utf-8">', '<meta charset="utf-8">' + _PAGE_HEAD, 1)
-    return html.replace("</body>", _camera(frame, height_px) + "</body>", 1)
+    return html.replace("</body>", camera + "</body>", 1)
 
 
 @lru_cache(maxsize=1)
@@ -443,7 +462,8 @@ def graph_html(view: GraphView, *, height_px: int = HEIGHT_PX, seed: int = 7) ->
                      **text, **_edge_style(e, faded=bool(current) and not e.is_new))
     framed = current or {n.id for n in view.nodes}
     frame = _frame([where.get(i, (0.0, 0.0)) for i in sorted(framed)])
-    return _offline(net.generate_html(), frame, height_px)
+    focus = [n.id for n in view.nodes if n.is_focus]
+    return _offline(net.generate_html(), _camera(frame, focus, height_px))
 
 
 def _named_edges(view: GraphView) -> set[EdgeKey]:

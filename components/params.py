@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import streamlit as st
@@ -29,4 +29,28 @@ def param_inputs(specs: Sequence[ParamSpec], *, key: str) -> dict[str, Any]:
             values[spec.name] = st.number_input(label, value=spec.default, key=wkey, help=spec.help)
         else:
             values[spec.name] = st.text_input(label, value=str(spec.default), key=wkey, help=spec.help)
+    return values
+
+
+def widget_values(specs: Sequence[ParamSpec], params: Mapping[str, Any], *, key: str) -> dict[str, Any]:
+    """Widget key → value that makes `param_inputs(specs, key=key)` show `params` (a run's recorded
+    parameters). A value a widget cannot show (unknown choice, out of range, wrong type: a trace from an
+    older version or another tool) is left out, so the widget keeps its own."""
+    values: dict[str, Any] = {}
+    for spec in specs:
+        if spec.name not in params:
+            continue
+        value = params[spec.name]
+        if spec.choices:
+            ok = value in spec.choices
+        elif spec.type is bool:
+            ok = isinstance(value, bool)
+        elif spec.type in (int, float):
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and (
+                (spec.min is None or value >= spec.min) and (spec.max is None or value <= spec.max))
+            value = spec.type(value) if ok else value
+        else:
+            ok, value = True, str(value)
+        if ok:
+            values[f"{key}.{spec.name}"] = value
     return values

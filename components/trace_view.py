@@ -30,9 +30,9 @@ def sources_of(trace: Trace) -> dict[str, tuple[str, str]]:
 
 
 def render_trace(trace: Trace, *, key: str, gold: Sequence[str] = (), scores: AnswerScores | None = None,
-                 captions: dict[str, str] | None = None, playable: bool = True) -> None:
+                 captions: dict[str, str] | None = None, playable: bool = True, show_answer: bool = True) -> None:
     """`captions` (kind → sentence) explains each step in plain words, for demos; `playable=False` when
-    the caller plays the rounds itself."""
+    the caller plays the rounds itself; `show_answer=False` when the caller shows the answer card itself."""
     iterations = rounds_of(trace)
     chosen, playing = pick_round(iterations, key=f"{key}.round", trace_id=trace.id, playable=playable)
     from components.graph import has_graph, render_graph  # pyvis and networkx only when a trace is shown
@@ -55,9 +55,9 @@ def render_trace(trace: Trace, *, key: str, gold: Sequence[str] = (), scores: An
     if graph_col is not None:
         with graph_col:
             render_graph(trace.steps, chosen, key=f"{key}.graph.{trace.id}")
-    if trace.answer is not None:
+    if show_answer and trace.answer is not None:
         render_answer(trace.answer, key=f"{key}.answer", sources=sources_of(trace), gold=gold, scores=scores)
-    elif trace.steps:
+    elif show_answer and trace.steps:
         st.info("This run stopped before it answered; its steps so far are kept above.")
     if playing:
         time.sleep(PLAY_SECONDS)

@@ -12,7 +12,7 @@ import queue
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime, timezone
 from functools import cached_property
@@ -98,6 +98,7 @@ class Workbench:
 
 
 _DONE = object()  # the worker's last event: the run has ended
+_IDLE = object()  # no event for a while
 
 
 class Run:
@@ -116,8 +117,11 @@ class Run:
         self.steps: list[Step] = []
         self._latency_ms = 0.0
         self._stream: Iterator[Step] | None = None
-        self._events: queue.Queue[Any] | None = None  # fed by the worker thread once live() started it
+        self._events: queue.Queue[Any] | None = None  # fed by the worker thread once start() started it
         self._ended = False
+        self._finished = threading.Event()  # set by the worker once the trace is complete (and on_end ran)
+        self._on_end: Callable[[Trace], None] | None = None
+        self._start_lock = threading.Lock()
 
     def stop(self) -> None:
         self.ctx.cancel.set()
@@ -133,20 +137,41 @@ class Run:
             self._stream = self._stamped()
         return self._stream
 
+    def start(self, on_end: Callable[[Trace], None] | None = None) -> None:
+        """Run the method in a worker thread, independent of whoever watches it: a page that is reloaded or
+        closed mid-run stops watching, not the run. `on_end` gets the complete trace in that thread before
+        any watcher hears the end (the app saves it there, so a reloaded page finds it). Idempotent."""
+        with self._start_lock:
+            if self._events is not None:
+                return
+            self._on_end = on_end
+            self._events = queue.Queue()
+            threading.Thread(target=self._work, args=(self._events,), name=f"run-{self.head.id}", daemon=True).start()
+
+    @property
+    def finished(self) -> bool:
+        return self._finished.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the started run has ended (True) or `timeout` seconds passed (False)."""
+        return self._finished.wait(timeout)
+
     def live(self) -> Iterator[Step | Partial]:
         """The steps, and between them the reply so far of the model call in flight, for a page that
         shows replies as they are written (backends that stream). The method runs in a worker thread
-        from the first call on, so the steps are the ones plain iteration gives; a reply that grew
-        several times while the caller was busy comes once, as its latest text."""
-        if self._events is None:
-            self._events = queue.Queue()
-            threading.Thread(target=self._work, args=(self._events,), name=f"run-{self.head.id}", daemon=True).start()
+        (started here unless `start` did), so the steps are the ones plain iteration gives; a reply that
+        grew several times while the caller was busy comes once, as its latest text. A watcher that went
+        away mid-run may have taken one event; a later watcher still ends when the run does."""
+        self.start()
+        assert self._events is not None
         while not self._ended:
             event = self._next_event(self._events)
             if event is _DONE:
                 self._ended = True
-            else:
+            elif event is not _IDLE:
                 yield event
+            elif self._finished.is_set() and self._events.empty():
+                self._ended = True  # an earlier watcher took the end
 
     def _work(self, events: queue.Queue[Any]) -> None:
         try:
@@ -154,12 +179,23 @@ class Run:
                 for step in self._stream or self._stamped():
                     events.put(step)
         finally:
-            events.put(_DONE)
+            try:
+                if self._on_end is not None:
+                    self._on_end(self.trace)
+            except Exception:  # saving is the caller's business; the run itself has ended either way
+                log.exception("on_end of run %s failed", self.head.id)
+            finally:
+                self._finished.set()
+                events.put(_DONE)
 
     @staticmethod
     def _next_event(events: queue.Queue[Any]) -> Any:
-        """The next event, skipping a reply's text that newer text or a step has replaced already."""
-        event = events.get()
+        """The next event, skipping a reply's text that newer text or a step has replaced already;
+        _IDLE when none came for a while (so a watcher can notice the run ended without it)."""
+        try:
+            event = events.get(timeout=0.5)
+        except queue.Empty:
+            return _IDLE
         while isinstance(event, Partial):
             try:
                 event = events.get_nowait()

@@ -72,6 +72,8 @@ class Segment:
     start: int
     end: int
     kind: str = "document"
+    # what a reader calls it (a document's title, else the start of its text); "" in older traces
+    title: str = ""
 
 
 @dataclass(frozen=True)
@@ -177,6 +179,9 @@ class AttentionStep(Step):
     group: str = ""
     # labels (x or y) to mark, e.g. the gold documents when the question came from the pack
     highlight: tuple[str, ...] = ()
+    # the generated token a one-token map is about (its text and id); "" / -1 in older traces
+    token: str = ""
+    token_id: int = -1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -215,6 +220,7 @@ class AnswerStep(Step):
     backend: str = ""
     model: str = ""
     evidence: tuple[str, ...] = ()  # doc ids in the method's final reading order (DESIGN §10)
+    guess: str = ""  # a calibration refusal's held-back best guess, scored for AUROC; "" otherwise
 
     def __post_init__(self) -> None:
         require_bool("refused", self.refused)

@@ -82,3 +82,36 @@ def test_the_reply_appears_token_by_token_then_the_finished_run_replaces_it(app,
         page.wait_for_timeout(1_000)
         page.screenshot(path=str(ARTIFACTS / "explore_streamed_run.png"), full_page=True)
         browser.close()
+
+
+def test_a_reload_mid_run_keeps_the_run_and_shows_it_to_its_end(app, tmp_path, slow_server):
+    """Issue 22: the run goes on when its page is reloaded; the reloaded page watches it and then shows it,
+    and it is in History."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+            viewport={"width": 1280, "height": 800})
+        page = browser.new_page()
+        page.goto(f"{app}/?pack=demo")
+        sidebar = page.get_by_test_id("stSidebar")
+        expect(sidebar.get_by_role("combobox", name="Model")).to_be_visible(timeout=30_000)
+        sidebar.get_by_role("combobox", name="Model").click()
+        page.get_by_role("option", name=LABEL).click()
+        question = "Where was Paul Dirac born?"
+        page.get_by_label("Question", exact=True).fill(question)
+        page.get_by_role("button", name="Run", exact=True).click()
+        expect(page.get_by_text("reader is writing…")).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
+        assert "run=" in page.url  # the run is named in the address before it ends
+
+        page.reload()
+        expect(page.get_by_text("is answering: " + question, exact=False)).to_be_visible(timeout=30_000)
+        expect(page.get_by_role("heading", name="Answer")).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
+        expect(page.get_by_text(f"LLM calls · question: {question}", exact=False)).to_be_visible()
+        page.screenshot(path=str(ARTIFACTS / "explore_after_reload_mid_run.png"))
+        again = browser.new_page()  # saved: a fresh session opens it from its link
+        again.goto(page.url)
+        expect(again.get_by_text(f"LLM calls · question: {question}", exact=False)).to_be_visible(timeout=30_000)
+        expect(again.get_by_text("is answering", exact=False)).to_have_count(0)
+        browser.close()

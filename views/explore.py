@@ -1,14 +1,19 @@
-"""Explore: ask a question with a method, watch its steps arrive, then step through its rounds."""
+"""Explore: ask a question with a method, watch its steps arrive, then step through its rounds.
+
+The controls sit beside the result, so the answer of the run just asked is in view without scrolling;
+the step-through view of its rounds spans the page below them.
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
 import ui_state
-from components.params import param_inputs
+from components.answer import render_answer
+from components.params import param_inputs, widget_values
 from components.safe import md_text
 from components.steps import render_step
-from components.trace_view import render_trace
+from components.trace_view import render_trace, sources_of
 from engine.errors import RagscopeError
 from engine.evaluation.metrics import grade_trace
 from engine.live import Partial
@@ -16,6 +21,9 @@ from engine.methods.base import METHODS, method_ids
 from engine.methods.plugins import load_plugins
 from engine.params import param_specs
 from engine.trace import Trace
+
+QUESTION = "explore.question"
+DEMO_PAGE = "views/demo.py"
 
 workbench = ui_state.current_workbench()
 pack = workbench.pack
@@ -25,39 +33,66 @@ def _use_example() -> None:
     """Copy the picked example into the box and clear the picker, so picking it again refills the box."""
     picked = st.session_state["explore.example"]
     if picked:
-        st.session_state["explore.question"] = picked
+        st.session_state[QUESTION] = picked
     st.session_state["explore.example"] = None
+
+
+def _open_linked_run() -> None:
+    """`?run=<id>` that this session did not write (a reload, a shared link) opens that run: the saved one,
+    or the one still going in this process, which the page then watches to its end."""
+    wanted = st.query_params.get("run")
+    if not wanted or wanted == ui_state.linked_run():
+        return
+    running = ui_state.running_run(wanted)
+    if running is not None:
+        ui_state.set_live_run(running)
+        ui_state.link_run(wanted)
+        return
+    try:
+        ui_state.open_trace(ui_state.run_store().get(wanted))
+        ui_state.link_run(wanted)
+    except RagscopeError as exc:
+        st.warning(md_text(f"{exc}: it may have been deleted on the History page."))  # the id is from the URL
+        ui_state.link_run(None)
+
+
+def _follow_opened_trace() -> None:
+    """Set the method, parameter and question boxes to those of a run just opened (finished, linked,
+    replayed or sent from another page), before they are drawn."""
+    opened = ui_state.take_opened_trace()
+    if opened is None:
+        return
+    st.session_state[QUESTION] = opened.question
+    if opened.method in METHODS:
+        st.session_state[ui_state.EXPLORE_METHOD] = opened.method
+        specs = param_specs(METHODS[opened.method].Params)
+        st.session_state.update(widget_values(specs, opened.params, key=f"explore.params.{opened.method}"))
 
 
 def _stream(run) -> None:
     """Show steps as they come and, below them, the reply of the model call in flight as it is written
-    (backends that stream); the call's step replaces it. Steps are kept on the Run, so a Stop loses nothing."""
-    with st.status("Running…", expanded=True) as status:
+    (backends that stream); the call's step replaces it. A run this page started in an earlier script run
+    (or before a reload) first shows the steps it has taken so far. Steps are kept on the Run, so a Stop
+    loses nothing."""
+    label = METHODS[run.head.method].label if run.head.method in METHODS else run.head.method
+    with st.status(md_text(f"{label} is answering: {run.head.question}"), expanded=True) as status:
         steps, writing = st.container(), st.empty()
-        for i, event in enumerate(run.live()):
+        earlier = list(run.steps)
+        seen = {id(step) for step in earlier}
+        with steps:
+            for i, step in enumerate(earlier):
+                render_step(step, key=f"explore.live.{run.head.id}.{i}")
+        for i, event in enumerate(run.live(), start=len(earlier)):
             if isinstance(event, Partial):
                 with writing.container():
                     st.caption(md_text(f"{event.role or 'model'} is writing…"))
                     st.code(event.text, language=None, wrap_lines=True)  # model text: never markdown
-            else:
+            elif id(event) not in seen:
                 writing.empty()
                 with steps:
-                    render_step(event, key=f"explore.live.{i}")
+                    render_step(event, key=f"explore.live.{run.head.id}.{i}")
         status.update(label=f"Done in {run.trace.totals.latency_ms:.0f} ms", state="complete", expanded=False)
     _finish(run)
-
-
-def _open_linked_run() -> None:
-    """`?run=<id>` opens that saved run: a reload keeps the run on screen, and a link shares it."""
-    wanted = st.query_params.get("run")
-    current = ui_state.current_trace()
-    if not wanted or (current is not None and current.id == wanted):
-        return
-    try:
-        ui_state.set_current_trace(ui_state.run_store().get(wanted))
-    except RagscopeError as exc:
-        st.warning(md_text(f"{exc}: it may have been deleted on the History page."))  # the id is from the URL
-        del st.query_params["run"]
 
 
 def _params_line(params: dict) -> str:
@@ -65,79 +100,102 @@ def _params_line(params: dict) -> str:
 
 
 def _finish(run) -> None:
-    """Keep the trace, save it, and redraw: the page then shows it once, in the step-through view, with
-    the question that ran in the box (a box edited while the run streamed would otherwise disagree)."""
+    """Show the finished run (saved to History by the run itself when it ended) and redraw: the page then
+    shows it once, in the step-through view, with its question, method and parameters in the boxes (a box
+    edited while the run streamed would otherwise disagree)."""
     ui_state.set_live_run(None)
-    st.session_state["explore.ran"] = run.trace.question
-    ui_state.set_current_trace(run.trace)
-    ui_state.run_store().save(run.trace)
+    ui_state.open_trace(run.trace)
+    ui_state.link_run(run.trace.id if ui_state.run_store().has(run.trace.id) else None)
     st.rerun()
 
 
-st.header(md_text(pack.info.title or pack.info.name))
-_open_linked_run()
-ids = method_ids()
-for problem in load_plugins().problems:  # a broken plugin of the user's is left out, and said so here
-    st.warning(md_text(str(problem)), icon=":material/extension_off:")
-ui_state.default_method("vanilla" if "vanilla" in ids else ids[0])  # the baseline: others are compared with it
-method = st.selectbox("Method", ids, key=ui_state.EXPLORE_METHOD, format_func=lambda m: METHODS[m].label)
-st.caption(f"{METHODS[method].description}" + (f" — *{METHODS[method].paper}*" if METHODS[method].paper else ""))
-with st.expander("Parameters"):
-    params = param_inputs(param_specs(METHODS[method].Params), key=f"explore.params.{method}")
-
-st.selectbox("Example questions from the pack", [q.question for q in pack.questions], index=None,
-             key="explore.example", on_change=_use_example, placeholder="Choose one, or type your own below")
-if "explore.ran" in st.session_state:  # applied before the box exists: a widget's value can't change after
-    st.session_state["explore.question"] = st.session_state.pop("explore.ran")
-question = st.text_area("Question", key="explore.question", height=80,
-                        placeholder="e.g. Where was the doctoral advisor of … born?")
-run_col, stop_col, _ = st.columns([1, 1, 8])
-asked = run_col.button("Run", type="primary", key="explore.run", width="stretch")
-started = None
-if asked:
-    qid = next((q.id for q in pack.questions if q.question == " ".join(question.split())), "")
-    try:
-        started = workbench.start(question, method, params, question_id=qid)
-        ui_state.set_live_run(started)
-    except RagscopeError as exc:
-        st.error(str(exc))
-# Created after a new run is registered, so it is live while that run streams below.
-stopped = stop_col.button("Stop", key="explore.stop", disabled=ui_state.live_run() is None, width="stretch")
-live = ui_state.live_run()
-if stopped and live is not None:
-    live.stop()
-    for _ in live:  # the method notices the stop at its next step and says so
-        pass
-    st.toast("Stopped — the steps so far are kept.")
-    _finish(live)
-if started is not None:
-    with st.spinner("Preparing the index (first run only)…"):
-        workbench.retrieval.ensure_index()
-    _stream(started)
-
-trace: Trace | None = ui_state.current_trace()
-if trace is None:
-    st.info("Pick an example or type a question, then press **Run**.")
-else:
-    st.divider()
+def _summary(trace: Trace) -> None:
+    """The result's header: method, backend, cost, the question asked, and how to come back to it."""
     label = METHODS[trace.method].label if trace.method in METHODS else trace.method
     st.markdown(md_text(f"{label} · {trace.backend} · {trace.totals.latency_ms:.0f} ms · "
                         f"{trace.totals.llm_calls} LLM calls · question: {trace.question}"))
     if ui_state.run_store().has(trace.id):  # saved: a reload or a shared link opens it
-        st.query_params["run"] = trace.id
+        if ui_state.linked_run() != trace.id:
+            ui_state.link_run(trace.id)
         st.caption(md_text(f"parameters: {_params_line(trace.params)} · link to this run: ?run={trace.id}"))
     else:
+        if ui_state.linked_run() is not None:
+            ui_state.link_run(None)
         st.caption(md_text(f"parameters: {_params_line(trace.params)} · a replayed trace, not saved"))
-    gold, scores = grade_trace(trace, pack)
-    render_trace(trace, key="explore.view", gold=gold, scores=scores)
-    st.download_button("Download trace JSON", trace.to_json(indent=2), file_name=f"trace-{trace.id}.json",
-                       mime="application/json", key="explore.download")
+
+
+st.header("Explore")
+st.caption(md_text(f"Knowledge pack: {pack.info.title or pack.info.name} · {len(pack.documents)} documents · "
+                   f"{len(pack.questions)} example questions"))
+_open_linked_run()
+_follow_opened_trace()
+if ui_state.current_trace() is None and ui_state.live_run() is None:  # a newcomer's first view
+    with st.container(border=True):
+        st.markdown("**ragscope** shows how retrieval-augmented reasoning methods answer a question: what each "
+                    "step retrieved and why, the rules and graph it built, and how sure it is.")
+        st.page_link(DEMO_PAGE, label="New here? Take the demo tour", icon=":material/slideshow:")
+ids = method_ids()
+for problem in load_plugins().problems:  # a broken plugin of the user's is left out, and said so here
+    st.warning(md_text(str(problem)), icon=":material/extension_off:")
+ui_state.default_method("vanilla" if "vanilla" in ids else ids[0])  # the baseline: others are compared with it
+
+controls, result = st.columns([2, 3], gap="large")
+with controls:
+    method = st.selectbox("Method", ids, key=ui_state.EXPLORE_METHOD, format_func=lambda m: METHODS[m].label)
+    st.caption(f"{METHODS[method].description}" + (f" — *{METHODS[method].paper}*" if METHODS[method].paper else ""))
+    with st.expander("Parameters"):
+        params = param_inputs(param_specs(METHODS[method].Params), key=f"explore.params.{method}")
+    st.selectbox("Example questions from the pack", [q.question for q in pack.questions], index=None,
+                 key="explore.example", on_change=_use_example, placeholder="Choose one, or type your own below")
+    question = st.text_area("Question", key=QUESTION, height=80,
+                            placeholder="e.g. Where was the doctoral advisor of … born?")
+    run_col, stop_col = st.columns(2)
+    asked = run_col.button("Run", type="primary", key="explore.run", width="stretch")
+    if asked:
+        qid = next((q.id for q in pack.questions if q.question == " ".join(question.split())), "")
+        try:
+            started = workbench.start(question, method, params, question_id=qid)
+            ui_state.start_live_run(started)
+            ui_state.link_run(started.head.id)  # a reload mid-run finds the run by this id
+        except RagscopeError as exc:
+            st.error(md_text(str(exc)))
+    # Drawn after a new run is registered, so it is live while that run streams beside it.
+    stopped = stop_col.button("Stop", key="explore.stop", disabled=ui_state.live_run() is None, width="stretch")
+
+live = ui_state.live_run()
+trace: Trace | None = ui_state.current_trace()
+with result:
+    if stopped and live is not None:
+        live.stop()
+        live.wait(timeout=60)  # the method notices the stop at its next step and says so
+        st.toast("Stopped — the steps so far are kept.")
+        _finish(live)
+    elif live is not None:  # asked just now, or earlier and the page was redrawn or reloaded since
+        with st.spinner("Preparing the index (first run only)…"):
+            workbench.retrieval.ensure_index()
+        _stream(live)
+    elif trace is None:
+        st.info("Pick an example or type a question, then press **Run**.")
+    else:
+        _summary(trace)
+        gold, scores = grade_trace(trace, pack)
+        if trace.answer is not None:
+            render_answer(trace.answer, key="explore.view.answer", sources=sources_of(trace), gold=gold,
+                          scores=scores)
+        elif trace.steps:
+            st.info("This run stopped before it answered; its steps are kept below.")
+        st.download_button("Download trace JSON", trace.to_json(indent=2), file_name=f"trace-{trace.id}.json",
+                           mime="application/json", key="explore.download")
+
+if trace is not None and live is None:
+    st.divider()
+    render_trace(trace, key="explore.view", show_answer=False)
 
 with st.expander("Replay a saved trace"):
     uploaded = st.file_uploader("Trace JSON", type=["json"], key="explore.upload")
     if uploaded is not None and st.button("Replay", key="explore.replay"):
         try:
-            ui_state.set_current_trace(Trace.from_json(uploaded.getvalue().decode("utf-8"), uploaded.name))
+            ui_state.open_trace(Trace.from_json(uploaded.getvalue().decode("utf-8"), uploaded.name))
             st.rerun()
         except (RagscopeError, UnicodeDecodeError) as exc:
             st.error(md_text(str(exc)))

@@ -14,6 +14,12 @@ from engine.llm.chat import PromptSegment
 from engine.trace import AttentionStep, Segment
 
 OTHER = "other"  # instructions, chat template, separators: every token not inside a segment
+TITLE_CHARS = 120  # a segment named by its own text keeps this much of it (the heatmap shows less, hover all)
+
+
+def text_title(text: str) -> str:
+    """A segment's name when its caller gave none: the start of its text, on one line."""
+    return " ".join(text.split())[:TITLE_CHARS]
 
 
 def token_segments(offsets: Sequence[tuple[int, int]], segments: Sequence[PromptSegment]) -> np.ndarray:
@@ -42,36 +48,47 @@ def segment_spans(owner: np.ndarray, segments: Sequence[PromptSegment]) -> tuple
     for s, seg in enumerate(segments):
         positions = np.flatnonzero(owner == s)
         if positions.size:
-            spans.append(Segment(label=seg.label, start=int(positions[0]), end=int(positions[-1]) + 1, kind=seg.kind))
+            spans.append(Segment(label=seg.label, start=int(positions[0]), end=int(positions[-1]) + 1, kind=seg.kind,
+                                 title=seg.title))
     return tuple(spans)
 
 
+def prompt_shares(mass: np.ndarray) -> np.ndarray:
+    """Rows rescaled to sum to 1: a generated token also attends to the answer so far, which no column shows."""
+    totals = mass.sum(axis=-1, keepdims=True)
+    return np.divide(mass, totals, out=np.zeros_like(mass), where=totals > 0)
+
+
 def attention_steps(
-    first_token: np.ndarray,
     per_token: np.ndarray,
+    token_ids: Sequence[int],
     generated: Sequence[str],
     owner: np.ndarray,
     segments: Sequence[PromptSegment],
     head: int | None = None,
 ) -> tuple[AttentionStep, AttentionStep]:
-    """Two heatmaps: layer × segment for the first answer token, generated token × segment.
+    """Two heatmaps: layer × segment for the first generated token, generated token × segment.
 
-    first_token: (layers, heads, prompt_tokens) attention of the last prompt position.
-    per_token:   (generated, layers, heads, prompt_tokens) attention of each generated token.
+    per_token: (generated, layers, heads, prompt_tokens) attention of each generated token's own
+    position over the prompt; row 0 is the first token the model wrote, not the template before it.
     """
     labels = tuple(s.label for s in segments) + (OTHER,)
     spans = segment_spans(owner, segments)
     pick = (lambda a: a[..., head, :]) if head is not None else (lambda a: a.mean(axis=-2))
     note = f"head {head}" if head is not None else "mean over heads"
-    by_layer = segment_mass(pick(first_token), owner, len(segments))
-    by_token = segment_mass(pick(per_token).mean(axis=1), owner, len(segments)) if len(per_token) else np.zeros((0, len(labels)))
+    by_layer = prompt_shares(segment_mass(pick(per_token[0]), owner, len(segments)))
+    by_token = prompt_shares(segment_mass(pick(per_token).mean(axis=1), owner, len(segments)))
+    first = generated[0] if generated else ""
     return (
-        AttentionStep(name="first answer token: layer × segment", matrix=_rounded(by_layer), x_labels=labels,
-                      y_labels=tuple(f"layer {i}" for i in range(by_layer.shape[0])), segments=spans,
-                      note=f"attention mass of the first answer token per segment, {note}"),
+        AttentionStep(name=f"first generated token {first.strip()!r}: layer × segment", matrix=_rounded(by_layer),
+                      x_labels=labels, y_labels=tuple(f"layer {i}" for i in range(by_layer.shape[0])),
+                      segments=spans, token=first, token_id=int(token_ids[0]),
+                      note=f"where the first token the model wrote looked: its share of attention over the "
+                           f"prompt per segment, {note}"),
         AttentionStep(name="generated token × segment", matrix=_rounded(by_token), x_labels=labels,
                       y_labels=tuple(generated), segments=spans,
-                      note=f"attention mass over the prompt per generated token, {note}, mean over layers"),
+                      note=f"each generated token's share of attention over the prompt per segment, {note}, "
+                           "mean over layers"),
     )
 
 

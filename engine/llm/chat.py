@@ -93,6 +93,7 @@ class PromptSegment:
     kind: str
     start: int
     end: int
+    title: str = ""  # what a reader calls it (a document's title); "" = the start of its text
 
 
 @runtime_checkable

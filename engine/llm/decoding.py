@@ -4,7 +4,9 @@ Every path prefills the prompt but its last position without attention weights, 
 token at a time, and stops on the same conditions: one of the model's own end-of-sequence tokens
 (the generation config's list, not only the tokenizer's single `eos_token_id`: Llama-3 ends a chat
 turn with `<|eot_id|>`), a stop string, a caller's own test, or the token budget. Attention, when
-captured, is kept for the newest query position only: layers × heads × prompt length, never L².
+captured, is kept for the newest query position only: layers × heads × prompt length, never L². Each
+generated token's own row is kept (the query at that token, so the last one is fed once more), apart
+from the last prompt position's row: the latter is a template token, not something the model wrote.
 torch is imported inside the functions: importing this module costs nothing.
 """
 
@@ -20,8 +22,13 @@ import numpy as np
 @dataclass(frozen=True)
 class Decoded:
     tokens: tuple[int, ...]
-    first: np.ndarray | None = None       # (layers, heads, L): the last prompt position's attention
-    per_token: np.ndarray | None = None   # (T, layers, heads, L): each generated token's query
+    prompt_last: np.ndarray | None = None  # (layers, heads, L): the last prompt position's attention
+    per_token: np.ndarray | None = None    # (T, layers, heads, L): row t is the query at generated token t
+
+    @property
+    def first(self) -> np.ndarray | None:
+        """(layers, heads, L): where the first generated token looked."""
+        return self.per_token[0] if self.per_token is not None and len(self.per_token) else None
 
 
 def end_of_sequence_ids(model: Any, tokenizer: Any) -> frozenset[int]:
@@ -51,19 +58,32 @@ def decode(model: Any, tokenizer: Any, *, input_ids: Any = None, inputs_embeds: 
     rows: list[np.ndarray] = []
     with torch.no_grad():
         past = model(**{key: prompt[:, :-1]}, use_cache=True).past_key_values if n > 1 else None
-        step: dict[str, Any] = {key: prompt[:, -1:]}
+        out = model(**{key: prompt[:, -1:]}, past_key_values=past, use_cache=True, output_attentions=capture)
+        prompt_last = _prompt_row(out, n) if capture else None
+        capture = prompt_last is not None  # sdpa gives no attentions (STACK): no extra step for nothing
         for _ in range(max(1, max_new_tokens)):
-            out = model(**step, past_key_values=past, use_cache=True, output_attentions=capture)
-            past = out.past_key_values
-            if capture and out.attentions:
-                # per layer (1, heads, 1, kv) → (layers, heads, L): weights over the prompt only
-                rows.append(np.stack([a[0, :, -1, :n].float().cpu().numpy() for a in out.attentions]))
             token = _next_token(out.logits[0, -1], temperature, generator)
             tokens.append(token)
-            if token in eos or _hit_stop(tokenizer, tokens, stop) or (done is not None and done(tokens)):
+            last = (len(tokens) >= max_new_tokens or token in eos or _hit_stop(tokenizer, tokens, stop)
+                    or (done is not None and done(tokens)))
+            if last and not capture:
                 break
-            step = {"input_ids": torch.tensor([[token]], device=prompt.device)}
-    return Decoded(tuple(tokens), rows[0] if rows else None, np.stack(rows) if rows else None)
+            step = torch.tensor([[token]], device=prompt.device)
+            out = model(input_ids=step, past_key_values=out.past_key_values, use_cache=True,
+                        output_attentions=capture)
+            row = _prompt_row(out, n) if capture else None
+            if row is not None:
+                rows.append(row)
+            if last:
+                break
+    return Decoded(tuple(tokens), prompt_last, np.stack(rows) if rows else None)
+
+
+def _prompt_row(out: Any, n: int) -> np.ndarray | None:
+    """Per layer (1, heads, 1, kv) → (layers, heads, n): the newest query's weights over the prompt only."""
+    if not out.attentions:
+        return None
+    return np.stack([a[0, :, -1, :n].float().cpu().numpy() for a in out.attentions])
 
 
 def _next_token(logits: Any, temperature: float, generator: Any) -> int:

@@ -19,7 +19,7 @@ from typing import Any
 
 from engine.errors import BackendError
 from engine.llm.base import register_backend, required_option
-from engine.llm.attention import attention_steps, token_segments
+from engine.llm.attention import attention_steps, text_title, token_segments
 from engine.llm.chat import Completion, GenerationSettings, Message, PromptSegment, cut_at_stop
 from engine.llm.decoding import Decoded, decode
 
@@ -101,13 +101,12 @@ class HfChatModel:
             decoded = self._decode(prompt, settings, capture=True)
         tokens = list(decoded.tokens)
         completion = self._completion(tokens, prompt, settings, started)
-        if decoded.first is None:
+        if decoded.per_token is None:
             return completion, ()
-        shifted = [PromptSegment(s.label, s.kind, s.start + prompt.content_start, s.end + prompt.content_start)
-                   for s in segments] if prompt.content_start >= 0 else []
+        shifted = [_placed(s, prompt) for s in segments] if prompt.content_start >= 0 else []
         owner = token_segments(prompt.offsets, shifted)
         pieces = self.tokenizer.batch_decode([[t] for t in tokens[: len(decoded.per_token)]])
-        steps = attention_steps(decoded.first, decoded.per_token, pieces, owner, shifted, head=head)
+        steps = attention_steps(decoded.per_token, tokens, pieces, owner, shifted, head=head)
         return completion, steps
 
     def _decode(self, prompt: Prompt, settings: GenerationSettings, capture: bool) -> Decoded:
@@ -206,6 +205,13 @@ class HfChatModel:
         return Completion(text=text.strip(), tokens_in=tokens_in or int(prompt.ids.shape[1]), tokens_out=len(tokens),
                           latency_ms=round((time.perf_counter() - started) * 1000, 2), backend=self.backend,
                           model=self.model)
+
+
+def _placed(segment: PromptSegment, prompt: Prompt) -> PromptSegment:
+    """The segment in the rendered prompt's coordinates, titled by its own text when the caller gave no title."""
+    start, end = segment.start + prompt.content_start, segment.end + prompt.content_start
+    title = segment.title or text_title(prompt.text[start:end])
+    return PromptSegment(segment.label, segment.kind, start, end, title)
 
 
 @contextmanager

@@ -100,8 +100,8 @@ def build_reader_prompt(question: str, evidence: Sequence[Hit], facts: Sequence[
     )
     segments = []
     offset = spans["evidence"][0]
-    for label, block in zip(_block_labels(evidence), blocks, strict=True):
-        segments.append(PromptSegment(label, "document", offset, offset + len(block)))
+    for label, block, hit in zip(_block_labels(evidence), blocks, evidence, strict=True):
+        segments.append(PromptSegment(label, "document", offset, offset + len(block), one_line(hit.title)))
         offset += len(block) + 2
     if facts_block:
         start = spans["facts"][0]

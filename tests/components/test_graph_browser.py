@@ -4,6 +4,7 @@ get an opaque origin, and keeps every label at a legible zoom (issue 14)."""
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shutil
 import threading
@@ -76,5 +77,45 @@ def test_a_100_node_graph_draws_in_an_opaque_origin_with_every_label(served: tup
             assert labels == [plain(n.label)[:LABEL_CHARS - 1] + "…" for n in nodes]
             assert graph.evaluate("network.getScale()") >= READABLE_PX / FONT_PX - 1e-3
             assert problems == []  # the content security policy blocked nothing the graph needs
+        finally:
+            browser.close()
+
+
+FOCUS_CHECK = """() => {
+  const canvas = document.querySelector("#mynetwork canvas");
+  const at = network.getPositions(FOCUS);
+  return FOCUS.filter(id => {
+    const p = network.canvasToDOM(at[id]);
+    return !(p.x >= 0 && p.y >= 0 && p.x <= canvas.clientWidth && p.y <= canvas.clientHeight);
+  });
+}"""
+
+
+def _spread_focus() -> tuple[tuple[GraphDeltaStep, ...], tuple[str, ...]]:
+    """A 100-node tree whose second round's focus nodes lie far apart: at a legible zoom no frame holds them all."""
+    nodes = tuple(Node(f"n{i}", f"node {i}") for i in range(100))
+    edges = tuple(Edge(f"n{i}", "r", f"n{i // 3}") for i in range(1, 100))
+    focus = ("n70", "n84", "n99", "n2")
+    return (GraphDeltaStep(iteration=1, added_nodes=nodes[:70], added_edges=edges[:69]),
+            GraphDeltaStep(iteration=2, added_nodes=nodes[70:], added_edges=edges[69:], focus=focus)), focus
+
+
+def test_every_focus_node_of_the_round_is_inside_the_frame(served: tuple[Path, str]):
+    from playwright.sync_api import sync_playwright
+
+    folder, url = served
+    steps, focus = _spread_focus()
+    height = panel_height(100)
+    (folder / "graph.html").write_text(graph_html(graph_at(steps, 2), height_px=height))
+    with sync_playwright() as p:
+        browser = p.chromium.launch_persistent_context(
+            folder / "profile", executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+            env={**os.environ, "HOME": str(folder)}, viewport={"width": 440, "height": height})
+        try:
+            page = browser.new_page()
+            page.goto(f"{url}/graph.html")
+            page.wait_for_function("typeof network === 'object' && network !== null", timeout=20_000)
+            outside = page.evaluate(FOCUS_CHECK.replace("FOCUS", json.dumps(list(focus))))
+            assert outside == []
         finally:
             browser.close()

@@ -337,3 +337,11 @@ def test_only_a_graph_with_nodes_draws_a_panel_and_its_iframe_is_sandboxed_witho
     assert sorted(table.value["id"]) == ["x", "y"]
     captions = [c.value for c in at.caption]
     assert "the graph has no nodes as of round 1" in captions and "this method builds no graph" in captions
+
+
+def test_the_camera_fits_exactly_the_rounds_focus_nodes_when_its_frame_cuts_one_off():
+    html = graph_html(graph_at(_hundred(), 2))
+    assert json.loads(re.search(r"var focus = (\[.*?\]);", html).group(1)) == ["n5"]
+    assert "network.fit({nodes: focus, animation: false" in html
+    # a round without focus nodes keeps the legible frame of what it changed
+    assert re.search(r"var focus = (\[.*?\]);", graph_html(graph_at(_hundred(), 1))).group(1) == "[]"

@@ -53,6 +53,28 @@ def test_attention_capture_gives_layer_by_segment_rows_that_sum_to_one(fp32):
     assert [s.label for s in by_layer.segments] == ["d1", "d2", "question"]
 
 
+def test_the_first_token_map_is_the_first_generated_tokens_own_attention(fp32):
+    completion, (by_layer, _) = fp32.complete_with_attention(MESSAGES, SEGMENTS, SHORT)
+    prompt = fp32.render(MESSAGES)
+    generated = hf.decode(fp32.model_obj, fp32.tokenizer, input_ids=prompt.ids, max_new_tokens=6).tokens
+    assert by_layer.token_id == generated[0] and by_layer.token == fp32.tokenizer.decode([generated[0]])
+    # its row: the query at the first generated token (not the template's last token) over the prompt
+    n = prompt.ids.shape[1]
+    with torch.no_grad():
+        attentions = fp32.model_obj(torch.cat([prompt.ids, torch.tensor([[generated[0]]])], dim=1),
+                                    output_attentions=True).attentions
+    rows = np.stack([a[0, :, -1, :n].mean(dim=0).numpy() for a in attentions])  # (layers, n)
+    owner = hf.token_segments(prompt.offsets, [hf._placed(s, prompt) for s in SEGMENTS])
+    mass = np.stack([[row[owner == s].sum() for s in (0, 1, 2, -1)] for row in rows])
+    assert np.allclose(by_layer.matrix, mass / mass.sum(axis=1, keepdims=True), atol=1e-4)
+
+
+def test_segments_are_titled_by_their_text_when_the_caller_gave_no_title(fp32):
+    titled = (PromptSegment("d1", "document", 0, 17, "Warsaw (city)"), *SEGMENTS[1:])
+    _, (by_layer, _) = fp32.complete_with_attention(MESSAGES, titled, SHORT)
+    assert [s.title for s in by_layer.segments] == ["Warsaw (city)", "Paris text there.", "Who?"]
+
+
 def test_segment_token_ranges_cover_exactly_their_text(fp32):
     _, (by_layer, _) = fp32.complete_with_attention(MESSAGES, SEGMENTS, SHORT)
     prompt = fp32.render(MESSAGES)

@@ -284,6 +284,11 @@ def test_segment_labels_stay_unique_when_a_document_has_two_chunks() -> None:
     assert labels == ["marie", "marie [2]", "question"]
 
 
+def test_evidence_segments_carry_their_documents_titles_for_the_attention_columns() -> None:
+    titles = [s.title for s in build_reader_prompt("Who?", (MARIE, PIERRE)).segments]
+    assert titles == ["Marie Curie", "Pierre Curie", ""]
+
+
 def test_very_long_documents_are_cut_in_the_prompt() -> None:
     long = hit("long", "Long", "word " * 5000)
     segment = build_reader_prompt("Who?", (long,)).segments[0]

@@ -2,7 +2,7 @@
 
 The backends' one decode loop serves R2AG and the plain-RAG comparison, so latency and attention are
 measured the same way for both. Attention is kept only for the last prompt position and each
-generated token (prefill L-1 without weights, spec §4.3): layers × heads × L, never L².
+generated token's own position (prefill L-1 without weights, spec §4.3): layers × heads × L, never L².
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ class Generation:
     text: str
     tokens: tuple[int, ...]
     pieces: tuple[str, ...]           # each generated token as text
-    first: np.ndarray | None          # (layers, heads, L) attention of the last prompt position
-    per_token: np.ndarray | None      # (T, layers, heads, L) attention of each generated token's query
+    prompt_last: np.ndarray | None    # (layers, heads, L) attention of the last prompt position
+    per_token: np.ndarray | None      # (T, layers, heads, L) row t: the query at generated token t
     latency_ms: float
 
 
@@ -57,7 +57,7 @@ def greedy_decode(model: Any, tokenizer: Any, embeds: torch.Tensor, max_new_toke
     text = tokenizer.decode(tokens, skip_special_tokens=True).strip().split("\n")[0].strip()
     return Generation(
         text=text, tokens=tuple(tokens), pieces=tuple(tokenizer.batch_decode([[t] for t in tokens])),
-        first=decoded.first, per_token=decoded.per_token,
+        prompt_last=decoded.prompt_last, per_token=decoded.per_token,
         latency_ms=round((time.perf_counter() - started) * 1000, 2),
     )
 

@@ -210,12 +210,12 @@ def _generate(question: str, ctx: RunContext, params: R2agParams, model: _Model,
             yield DecisionStep(iteration=ITERATION, action="truncate",
                                detail=f"{prompt.cut_tokens} document tokens cut to fit {params.max_prompt_tokens}; "
                                       "every placeholder slot was kept")
-        if generation.first is not None:
-            from engine.methods.r2ag.views import llm_attention_steps
+        if generation.prompt_last is not None and generation.per_token is not None:
+            from engine.methods.r2ag.views import Generated, llm_attention_steps
 
             pieces = tokenizer.batch_decode([[t] for t in prompt.ids])  # one call, not one per token
-            yield from llm_attention_steps(generation.first, generation.per_token, generation.pieces,
-                                           prompt.segments, pieces, group, highlight, ITERATION)
+            yield from llm_attention_steps(generation.prompt_last, Generated(generation.per_token, generation.tokens,
+                                           generation.pieces), prompt.segments, pieces, group, highlight, ITERATION)
         ctx.check()
     answer = texts["R2AG"]
     refused = not answer or answer.lower().startswith(IDK.lower())

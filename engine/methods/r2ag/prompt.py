@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.errors import BackendError
+from engine.llm.attention import text_title
 from engine.tools.prompts import PromptFolder
 from engine.trace import Segment
 
@@ -34,6 +35,7 @@ class Piece:
     text: str
     kind: str = "other"  # other | placeholder | document | question
     label: str = ""
+    title: str = ""  # the document's title, for the heatmap's columns
 
 
 @dataclass(frozen=True)
@@ -69,10 +71,14 @@ def prompt_pieces(question: str, docs: Sequence[PromptDoc], slots: bool) -> list
                     if field == "n":
                         pieces.append(Piece(str(i)))
                     elif field == "slot":
-                        pieces.append(Piece(SLOT_TEXT, "placeholder", f"e_R {i}"))
+                        pieces.append(Piece(SLOT_TEXT, "placeholder", f"e_R {i}", f"{_title(doc)} (injected)"))
                     elif field == "document":
-                        pieces.append(Piece(document_text(doc), "document", f"doc {i}"))
+                        pieces.append(Piece(document_text(doc), "document", f"doc {i}", _title(doc)))
     return [p for p in pieces if p.text]
+
+
+def _title(doc: PromptDoc) -> str:
+    return doc.title or text_title(doc.text)
 
 
 def _split(template: str) -> list[tuple[str, str]]:
@@ -136,7 +142,7 @@ def tokenize_prompt(tokenizer: Any, pieces: Sequence[Piece], max_tokens: int) ->
         if piece.kind == "placeholder":
             slots.append(start)
         if piece.kind != "other" and tokens:
-            segments.append(Segment(label=piece.label, start=start, end=len(ids), kind=piece.kind))
+            segments.append(Segment(label=piece.label, start=start, end=len(ids), kind=piece.kind, title=piece.title))
         text.append(shown)
     return SlottedPrompt(ids=tuple(ids), slots=tuple(slots), segments=tuple(segments), text="".join(text),
                          cut_tokens=cut)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from engine.llm.attention import OTHER, segment_mass
+from engine.llm.attention import OTHER, prompt_shares, segment_mass
 from engine.trace import AttentionStep, Segment
 
 PAPER_TOP_DOCS = 4  # Fig. 6 shows the top-4 documents
@@ -35,44 +36,56 @@ def _owner(length: int, segments: Sequence[Segment]) -> np.ndarray:
     return owner
 
 
-def llm_attention_steps(first: np.ndarray, per_token: np.ndarray, generated: Sequence[str],
-                        segments: Sequence[Segment], token_texts: Sequence[str], group: str,
-                        highlight: Sequence[str], iteration: int) -> tuple[AttentionStep, ...]:
-    """first (layers, heads, L), per_token (T, layers, heads, L) → layer × segment, the paper's
-    layer × token over the top documents, and generated token × segment; all head-averaged."""
-    layers = tuple(f"layer {i}" for i in range(first.shape[0]))
-    owner = _owner(first.shape[-1], segments)
+@dataclass(frozen=True)
+class Generated:
+    """What a decode wrote: each token's own attention row over the prompt, its id and its text."""
+
+    per_token: np.ndarray  # (T, layers, heads, L)
+    tokens: tuple[int, ...]
+    pieces: tuple[str, ...]
+
+
+def llm_attention_steps(prompt_last: np.ndarray, generated: Generated, segments: Sequence[Segment],
+                        token_texts: Sequence[str], group: str, highlight: Sequence[str],
+                        iteration: int) -> tuple[AttentionStep, ...]:
+    """prompt_last (layers, heads, L) → the paper's layer × token view; generated.per_token (T, layers,
+    heads, L) → layer × segment of the first generated token and generated token × segment; head-averaged."""
+    per_token = generated.per_token
+    layers = tuple(f"layer {i}" for i in range(per_token.shape[1]))
+    owner = _owner(per_token.shape[-1], segments)
     labels = tuple(s.label for s in segments) + (OTHER,)
-    by_layer = segment_mass(first.mean(axis=1), owner, len(segments))
-    by_token = segment_mass(per_token.mean(axis=(1, 2)), owner, len(segments))
+    by_layer = prompt_shares(segment_mass(per_token[0].mean(axis=1), owner, len(segments)))
+    by_token = prompt_shares(segment_mass(per_token.mean(axis=(1, 2)), owner, len(segments)))
+    first = generated.pieces[0] if generated.pieces else ""
     steps = [
-        AttentionStep(iteration=iteration, title=f"{group}: last prompt token, layer × segment",
-                      name=f"{group}: layer × segment (last prompt token)", matrix=_rounded(by_layer),
-                      x_labels=labels, y_labels=layers, segments=tuple(segments), group=group,
-                      highlight=tuple(highlight),
-                      note="attention mass of the position that emits the first answer token, summed per "
-                           "segment (e_R i = injected slot, doc i = its text), mean over heads"),
-        _paper_view(first, segments, token_texts, layers, group, highlight, iteration),
+        AttentionStep(iteration=iteration, title=f"{group}: first generated token, layer × segment",
+                      name=f"{group}: layer × segment (first generated token {first.strip()!r})",
+                      matrix=_rounded(by_layer), x_labels=labels, y_labels=layers, segments=tuple(segments),
+                      group=group, highlight=tuple(highlight), token=first, token_id=int(generated.tokens[0]),
+                      note="where the first token the model wrote looked: its share of attention over the prompt "
+                           "per segment (an injected slot marked 'injected', then the document's text), mean "
+                           "over heads"),
+        _paper_view(prompt_last, segments, token_texts, layers, group, highlight, iteration),
         AttentionStep(iteration=iteration, title=f"{group}: generated token × segment",
                       name=f"{group}: generated token × segment", matrix=_rounded(by_token), x_labels=labels,
-                      y_labels=tuple(generated), segments=tuple(segments), group=group,
+                      y_labels=tuple(generated.pieces[:len(per_token)]), segments=tuple(segments), group=group,
                       highlight=tuple(highlight),
-                      note="attention mass over the prompt of each generated token, mean over heads and layers"),
+                      note="each generated token's share of attention over the prompt, mean over heads and layers"),
     ]
     return tuple(steps)
 
 
-def _paper_view(first: np.ndarray, segments: Sequence[Segment], token_texts: Sequence[str],
+def _paper_view(prompt_last: np.ndarray, segments: Sequence[Segment], token_texts: Sequence[str],
                 layers: tuple[str, ...], group: str, highlight: Sequence[str], iteration: int) -> AttentionStep:
     """Fig. 6: layer × token over the top documents, slots and the '[i]similarity:' labels included."""
     top = [s for s in segments if s.kind in ("placeholder", "document")
            and int(s.label.rsplit(" ", 1)[-1]) <= PAPER_TOP_DOCS]
     start, end = (min(s.start for s in top), max(s.end for s in top)) if top else (0, 0)
-    spans = tuple(Segment(s.label, s.start - start, s.end - start, s.kind) for s in top)
+    spans = tuple(Segment(s.label, s.start - start, s.end - start, s.kind, s.title) for s in top)
     return AttentionStep(
         iteration=iteration, title=f"{group}: layer × token, top {PAPER_TOP_DOCS} documents",
         name=f"{group}: layer × token over the top {PAPER_TOP_DOCS} documents (paper Fig. 6)",
-        matrix=_rounded(first.mean(axis=1)[:, start:end]), x_labels=tuple(token_texts[start:end]), y_labels=layers,
+        matrix=_rounded(prompt_last.mean(axis=1)[:, start:end]), x_labels=tuple(token_texts[start:end]), y_labels=layers,
         segments=spans, group=group, highlight=tuple(highlight),
         note="attention of the last prompt token to every token of the top documents, mean over heads; "
              "segments mark the injected slots (e_R i) and document text (doc i); tokens between them are "

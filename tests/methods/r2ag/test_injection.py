@@ -49,7 +49,8 @@ def test_greedy_decoding_keeps_last_prompt_token_and_per_token_attention(chat, p
     embeds = prompt_embeddings(chat.model_obj, prompt, torch.randn(2, 64))
     out = greedy_decode(chat.model_obj, chat.tokenizer, embeds, max_new_tokens=4, capture=True)
     n = len(prompt.ids)
-    assert out.first.shape == (2, 4, n) and out.per_token.shape == (len(out.tokens), 2, 4, n)
-    assert out.first.sum(-1) == pytest.approx(1.0, abs=1e-4)  # the last prompt token sees only the prompt
+    assert out.prompt_last.shape == (2, 4, n) and out.per_token.shape == (len(out.tokens), 2, 4, n)
+    assert out.prompt_last.sum(-1) == pytest.approx(1.0, abs=1e-4)  # the last prompt token sees only the prompt
+    assert (out.per_token[0].sum(-1) < 1 - 1e-6).all()  # a generated token also looks at itself
     quiet = greedy_decode(chat.model_obj, chat.tokenizer, embeds, max_new_tokens=4, capture=False)
-    assert quiet.first is None and quiet.tokens == out.tokens
+    assert quiet.prompt_last is None and quiet.tokens == out.tokens
