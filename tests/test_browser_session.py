@@ -70,6 +70,10 @@ def test_three_questions_in_one_session_each_show_what_was_asked(app, page):
     url, _ = app
     page.goto(f"{url}/?pack=demo")
     expect(page.get_by_label("Question", exact=True)).to_be_visible(timeout=30_000)
+    expect(page.get_by_role("link", name="New here? Take the demo tour")).to_be_visible()
+    run = page.get_by_role("button", name="Run", exact=True).bounding_box()
+    assert run is not None and run["y"] + run["height"] <= 800, "a newcomer must see Run without scrolling"
+    page.screenshot(path=str(ARTIFACTS / "explore_first_view_1280x800.png"))
     run_ids = []
     for i, (method, question) in enumerate(ASKED):
         _ask(page, method, question)
@@ -131,5 +135,4 @@ def test_unknown_pages_and_packs_are_named_not_silently_replaced(app, page):
     expect(page.get_by_text("There is no page “/nosuchpage”", exact=False)).to_be_visible(timeout=30_000)
     page.goto(f"{url}/?pack=nonexistent")
     expect(page.get_by_text("There is no knowledge pack “nonexistent”", exact=False)).to_be_visible(timeout=30_000)
-    expect(page.get_by_role("link", name="New here? Take the demo tour")).to_be_visible()
-    page.screenshot(path=str(ARTIFACTS / "explore_first_view_1280x800.png"))
+    page.screenshot(path=str(ARTIFACTS / "explore_unknown_pack_1280x800.png"))

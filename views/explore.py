@@ -129,11 +129,6 @@ st.caption(md_text(f"Knowledge pack: {pack.info.title or pack.info.name} · {len
                    f"{len(pack.questions)} example questions"))
 _open_linked_run()
 _follow_opened_trace()
-if ui_state.current_trace() is None and ui_state.live_run() is None:  # a newcomer's first view
-    with st.container(border=True):
-        st.markdown("**ragscope** shows how retrieval-augmented reasoning methods answer a question: what each "
-                    "step retrieved and why, the rules and graph it built, and how sure it is.")
-        st.page_link(DEMO_PAGE, label="New here? Take the demo tour", icon=":material/slideshow:")
 ids = method_ids()
 for problem in load_plugins().problems:  # a broken plugin of the user's is left out, and said so here
     st.warning(md_text(str(problem)), icon=":material/extension_off:")
@@ -174,7 +169,11 @@ with result:
         with st.spinner("Preparing the index (first run only)…"):
             workbench.retrieval.ensure_index()
         _stream(live)
-    elif trace is None:
+    elif trace is None:  # a newcomer's first view: what this is, and where the tour is
+        with st.container(border=True):
+            st.markdown("**ragscope** shows how retrieval-augmented reasoning methods answer a question: what "
+                        "each step retrieved and why, the rules and graph it built, and how sure it is.")
+            st.page_link(DEMO_PAGE, label="New here? Take the demo tour", icon=":material/slideshow:")
         st.info("Pick an example or type a question, then press **Run**.")
     else:
         _summary(trace)

@@ -6,6 +6,7 @@ head-wise attention of one query position over the prompt tokens.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -59,6 +60,23 @@ def prompt_shares(mass: np.ndarray) -> np.ndarray:
     return np.divide(mass, totals, out=np.zeros_like(mass), where=totals > 0)
 
 
+_LABEL = re.compile(r"\s*[A-Za-z][A-Za-z ]{0,24}:")  # a reply's leading "Answer:" the prompt asked for
+
+
+def first_answer_index(pieces: Sequence[str]) -> int:
+    """The generated token where the answer itself starts: past a leading "Label:" the prompt's format asks
+    the model to write, and past blanks and punctuation; 0 when nothing follows them."""
+    text = "".join(pieces)
+    label = _LABEL.match(text)
+    skip = label.end() if label else 0
+    offset = 0
+    for i, piece in enumerate(pieces):
+        if offset + len(piece) > skip and any(c.isalnum() for c in piece[max(0, skip - offset):]):
+            return i
+        offset += len(piece)
+    return 0
+
+
 def attention_steps(
     per_token: np.ndarray,
     token_ids: Sequence[int],
@@ -67,7 +85,7 @@ def attention_steps(
     segments: Sequence[PromptSegment],
     head: int | None = None,
 ) -> tuple[AttentionStep, AttentionStep]:
-    """Two heatmaps: layer × segment for the first generated token, generated token × segment.
+    """Two heatmaps: layer × segment for the answer's first generated token, generated token × segment.
 
     per_token: (generated, layers, heads, prompt_tokens) attention of each generated token's own
     position over the prompt; row 0 is the first token the model wrote, not the template before it.
@@ -76,15 +94,16 @@ def attention_steps(
     spans = segment_spans(owner, segments)
     pick = (lambda a: a[..., head, :]) if head is not None else (lambda a: a.mean(axis=-2))
     note = f"head {head}" if head is not None else "mean over heads"
-    by_layer = prompt_shares(segment_mass(pick(per_token[0]), owner, len(segments)))
+    at = min(first_answer_index(generated), len(per_token) - 1)
+    by_layer = prompt_shares(segment_mass(pick(per_token[at]), owner, len(segments)))
     by_token = prompt_shares(segment_mass(pick(per_token).mean(axis=1), owner, len(segments)))
-    first = generated[0] if generated else ""
+    first = generated[at] if generated else ""
     return (
-        AttentionStep(name=f"first generated token {first.strip()!r}: layer × segment", matrix=_rounded(by_layer),
+        AttentionStep(name=f"first answer token {first.strip()!r}: layer × segment", matrix=_rounded(by_layer),
                       x_labels=labels, y_labels=tuple(f"layer {i}" for i in range(by_layer.shape[0])),
-                      segments=spans, token=first, token_id=int(token_ids[0]),
-                      note=f"where the first token the model wrote looked: its share of attention over the "
-                           f"prompt per segment, {note}"),
+                      segments=spans, token=first, token_id=int(token_ids[at]),
+                      note=f"where the answer's first token looked (generated token {at + 1}, past the reply's "
+                           f"own label): its share of attention over the prompt per segment, {note}"),
         AttentionStep(name="generated token × segment", matrix=_rounded(by_token), x_labels=labels,
                       y_labels=tuple(generated), segments=spans,
                       note=f"each generated token's share of attention over the prompt per segment, {note}, "

@@ -53,15 +53,18 @@ def test_attention_capture_gives_layer_by_segment_rows_that_sum_to_one(fp32):
     assert [s.label for s in by_layer.segments] == ["d1", "d2", "question"]
 
 
-def test_the_first_token_map_is_the_first_generated_tokens_own_attention(fp32):
+def test_the_first_token_map_is_the_answers_first_generated_tokens_own_attention(fp32):
+    from engine.llm.attention import first_answer_index
+
     completion, (by_layer, _) = fp32.complete_with_attention(MESSAGES, SEGMENTS, SHORT)
     prompt = fp32.render(MESSAGES)
     generated = hf.decode(fp32.model_obj, fp32.tokenizer, input_ids=prompt.ids, max_new_tokens=6).tokens
-    assert by_layer.token_id == generated[0] and by_layer.token == fp32.tokenizer.decode([generated[0]])
-    # its row: the query at the first generated token (not the template's last token) over the prompt
+    at = first_answer_index(fp32.tokenizer.batch_decode([[t] for t in generated]))
+    assert by_layer.token_id == generated[at] and by_layer.token == fp32.tokenizer.decode([generated[at]])
+    # its row: the query at that generated token (not the template's last token) over the prompt
     n = prompt.ids.shape[1]
     with torch.no_grad():
-        attentions = fp32.model_obj(torch.cat([prompt.ids, torch.tensor([[generated[0]]])], dim=1),
+        attentions = fp32.model_obj(torch.cat([prompt.ids, torch.tensor([list(generated[: at + 1])])], dim=1),
                                     output_attentions=True).attentions
     rows = np.stack([a[0, :, -1, :n].mean(dim=0).numpy() for a in attentions])  # (layers, n)
     owner = hf.token_segments(prompt.offsets, [hf._placed(s, prompt) for s in SEGMENTS])

@@ -7,6 +7,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from ui_knobs import answer_every_guess
 
+from components.safe import md_text
+from engine.methods.base import METHODS
 from engine.trace import AnswerStep, DecisionStep, Edge, GraphDeltaStep, Hit, Node, RetrievalStep, Trace
 
 
@@ -144,6 +146,41 @@ def test_a_run_is_reopened_by_its_link_after_a_reload_with_its_parameters(at, op
     reloaded.run()
     assert reloaded.session_state["explore.trace"].id == trace.id
     assert [s.value for s in reloaded.success] == ["1906"]
+    assert reloaded.slider(key="explore.params.vanilla.k").value == 3  # the boxes show the run's own settings
+    assert reloaded.text_area(key="explore.question").value == "When was Grace Hopper born?"
+
+
+def test_three_questions_in_one_session_each_show_the_run_just_asked(at):
+    """Issue 22: the URL's ?run= of the first run must not bring it back after the second and third."""
+    answer_every_guess(at.run())
+    asked = (("vanilla", "When was Grace Hopper born?"), ("tog2", "In which city was Ada Lovelace born?"),
+             ("rulerag", "In which country is the college where Alan Turing studied?"))
+    for method, question in asked:
+        at.selectbox(key="explore.method").set_value(method)
+        answer_every_guess(at.run())
+        at.text_area(key="explore.question").input(question)
+        at.button(key="explore.run").click().run()
+        shown = at.session_state["explore.trace"]
+        assert (shown.method, shown.question) == (method, question)
+        assert at.query_params["run"] in (shown.id, [shown.id])
+        assert any(md_text(f"question: {question}") in m.value and m.value.startswith(md_text(METHODS[method].label))
+                   for m in at.markdown)
+    at.run()  # a redraw with nothing asked keeps the last run
+    assert at.session_state["explore.trace"].method == "rulerag"
+
+
+def test_a_replayed_trace_brings_its_method_and_parameters_into_the_boxes(at):
+    from dataclasses import replace
+
+    at.run()
+    replayed = replace(three_round_trace(), method="tog2", params={"width": 2, "min_confidence": 0.0})
+    at.session_state["explore.trace"] = replayed
+    at.session_state["explore.opened"] = replayed
+    at.run()
+    assert at.selectbox(key="explore.method").value == "tog2"
+    assert at.slider(key="explore.params.tog2.width").value == 2
+    assert at.text_area(key="explore.question").value == "synthetic?"
+    assert "run" not in at.query_params  # not saved: no link to another run
 
 
 def test_a_link_to_a_deleted_run_says_so(open_app):
