@@ -5,10 +5,12 @@
 
 `collect` asks every question of a pack with every built-in method on the offline backend with
 calibration off, and writes one row per question and method (question, answer, raw confidence, the
-retrieved documents' text, refused, right). `fit` fits a logistic regression on the answered rows given
-(`FILE:half` fits on the questions whose id hashes even and holds the rest out), prints per method the
-CRAG score before → after refusing below the threshold and the ECE of the answers kept, on every file
-(fitted, held out, never fitted), and writes the model with those figures in it.
+retrieved documents' text, refused, right, exact match). `fit` fits a logistic regression on the
+answered rows given (`FILE:half` fits on the questions whose id hashes even and holds the rest out),
+sets the bounds of the model's two rules from the same rows (CalibrationModel), prints per method the
+AUROC of the calibrated confidence over every answer, the share answered, EM, the CRAG score before →
+after refusing below the threshold and the ECE of the answers kept, on every file (fitted, held out,
+never fitted), and writes the model with those figures in it.
 """
 
 from __future__ import annotations
@@ -18,14 +20,14 @@ import hashlib
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.calibration.features import FEATURES, answer_features  # noqa: E402
+from engine.calibration.features import FEATURES, answer_features, statement  # noqa: E402
 from engine.calibration.model import MODEL_FILE, CalibrationModel  # noqa: E402
 
 THRESHOLD = 0.5  # the methods' default min_confidence: answer only when right is likelier than wrong
@@ -53,7 +55,7 @@ def collect(pack_path: Path, out: Path, workers: int) -> None:
                 "pack": pack.info.name, "method": result.method, "question_id": result.question_id,
                 "question": result.question, "answer": answer.text if answer else "",
                 "raw": answer.confidence if answer else 0.0, "refused": result.refused,
-                "right": result.outcome == "correct", "evidence": retrieved_documents(trace.steps),
+                "right": result.outcome == "correct", "em": result.em, "evidence": retrieved_documents(trace.steps),
                 "facts": graph_facts(trace.steps)}) + "\n")
     print(f"\nwrote {out}", file=sys.stderr)
 
@@ -73,25 +75,56 @@ def _features(row: dict) -> list[float]:
     return [values[name] for name in FEATURES]
 
 
-def figures(model: CalibrationModel, rows: Sequence[dict]) -> str:
-    """Per method: ECE over the answers kept at p ≥ THRESHOLD, and the CRAG score before → after refusing."""
-    from engine.evaluation.calibration import reliability
+@dataclass(frozen=True)
+class Figures:
+    """One method on one rows file, with answers refused below THRESHOLD. AUROC ranks every answer the
+    method gave (kept or refused, by its calibrated confidence) against its being right; coverage, EM
+    and the CRAG score count the kept ones over all questions; ECE is over the kept ones."""
 
-    parts = []
+    method: str
+    questions: int
+    auroc: float | None
+    coverage: float
+    em: float
+    crag_unrefused: float  # every answer kept, i.e. no calibration
+    crag: float
+    ece: float | None
+
+    def __str__(self) -> str:
+        auroc = "—" if self.auroc is None else f"{self.auroc:.2f}"
+        ece = "—" if self.ece is None else f"{self.ece:.2f}"
+        return (f"{self.method} AUROC {auroc} answered {self.coverage:.0%} EM {self.em:.2f} "
+                f"CRAG {self.crag_unrefused:+.2f}→{self.crag:+.2f} ECE {ece}")
+
+
+def method_figures(model: CalibrationModel, rows: Sequence[dict]) -> list[Figures]:
+    """Figures per method, methods in name order (see Figures)."""
+    from engine.evaluation.calibration import reliability
+    from engine.evaluation.metrics import auroc
+
+    table = []
     for method in sorted({r["method"] for r in rows}):
         mine = [r for r in rows if r["method"] == method]
-        scored = []
-        for r in mine:
-            p = 0.0 if r["refused"] else model.probability(r["question"], r["answer"], r["raw"], r["evidence"], r.get("facts", ()))
-            kept = not r["refused"] and p >= THRESHOLD
-            scored.append(SimpleNamespace(refused=not kept, confidence=p, outcome="correct" if r["right"] else "x"))
-        answered = [r for r in mine if not r["refused"]]
-        before = (sum(r["right"] for r in answered) - sum(not r["right"] for r in answered)) / len(mine)
-        kept = [s for s in scored if not s.refused]
-        after = (sum(s.outcome == "correct" for s in kept) - sum(s.outcome != "correct" for s in kept)) / len(mine)
-        ece = reliability(scored).ece
-        parts.append(f"{method} CRAG {before:+.2f}→{after:+.2f} ECE {'—' if ece is None else f'{ece:.2f}'}")
-    return "; ".join(parts)
+        answered = [r for r in mine if not r["refused"]]  # the method's own refusals name no guess
+        probs = [model.probability(r["question"], r["answer"], r["raw"], r["evidence"], r.get("facts", ()))
+                 for r in answered]
+        kept = [r for r, p in zip(answered, probs) if p >= THRESHOLD]
+        scored = [SimpleNamespace(refused=p < THRESHOLD, confidence=p, outcome="correct" if r["right"] else "x")
+                  for r, p in zip(answered, probs)]
+        table.append(Figures(
+            method=method, questions=len(mine), auroc=auroc(probs, [r["right"] for r in answered]),
+            coverage=len(kept) / len(mine), em=sum(r["em"] for r in kept) / len(mine),
+            crag_unrefused=_crag(answered, len(mine)), crag=_crag(kept, len(mine)), ece=reliability(scored).ece))
+    return table
+
+
+def _crag(kept: Sequence[dict], questions: int) -> float:
+    return (sum(r["right"] for r in kept) - sum(not r["right"] for r in kept)) / questions
+
+
+def figures(model: CalibrationModel, rows: Sequence[dict]) -> str:
+    """One line: every method's figures."""
+    return "; ".join(str(f) for f in method_figures(model, rows))
 
 
 STRENGTHS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
@@ -120,6 +153,14 @@ def _regularisation(groups: Sequence[Sequence[dict]]) -> float:
     return min(losses, key=losses.get)
 
 
+def _succession(rows: Sequence[dict]) -> float:
+    """(right + 1) / (n + 2) over the rows' distinct (question, answer) pairs: what such an answer is
+    worth, by Laplace's rule of succession — the six methods giving one answer to one question are one
+    observation, not six, and a handful of them must not make a bound of 0 or 1."""
+    pairs = {(r["pack"], r["question_id"], r["answer"]): r["right"] for r in rows}
+    return round((sum(pairs.values()) + 1) / (len(pairs) + 2), 4)
+
+
 def fit(specs: Sequence[str], tests: Sequence[str], out: Path | None) -> None:
     import numpy as np
     from sklearn.linear_model import LogisticRegression
@@ -130,9 +171,13 @@ def fit(specs: Sequence[str], tests: Sequence[str], out: Path | None) -> None:
     strength = _regularisation(list(answered.values()))
     regression = LogisticRegression(C=strength, max_iter=3000).fit(
         np.asarray([_features(r) for r in train]), np.asarray([float(r["right"]) for r in train]))
+    stated = [(r, statement(r["question"], r["answer"], r["evidence"])) for r in train]
     model = CalibrationModel(weights=dict(zip(FEATURES, (round(float(w), 4) for w in regression.coef_[0]))),
-                             intercept=round(float(regression.intercept_[0]), 4))
-    print(f"C = {strength} (leave one rows file out)")
+                             intercept=round(float(regression.intercept_[0]), 4),
+                             plain_floor=_succession([r for r, s in stated if s.plain]),
+                             unsupported_ceiling=_succession([r for r, s in stated if not s.supported]))
+    print(f"C = {strength} (leave one rows file out); plain statements at least {model.plain_floor}, "
+          f"unsupported answers at most {model.unsupported_ceiling}")
     report: dict[str, str] = {}
     for spec, (fitted, held) in parts.items():
         report[f"{spec} (fitted)"] = figures(model, fitted)

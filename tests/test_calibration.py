@@ -11,17 +11,21 @@ import sys
 import pytest
 
 from engine.calibration import FEATURES, CalibrationModel, answer_features, default_model, settle
+from engine.calibration.features import Statement, statement
 from engine.calibration.model import MODEL_FILE
+from engine.knowledge.ingest import ingest_paths
 from engine.methods.base import METHODS
 from engine.methods.common import DEFAULT_MIN_CONFIDENCE
 from engine.params import param_specs
 from engine.trace import AnswerStep, Edge, GraphDeltaStep, Hit, RetrievalStep
 from paths import ROOT
+from pdf_file import pdf_bytes
 
 GUESS = AnswerStep(iteration=1, text="1906", confidence=0.6, backend="offline", citations=("m07",))
 STEPS = (RetrievalStep(iteration=1, title="t", query="q", retriever="hybrid",
                        hits=(Hit("m07", "m07#0", "Grace Hopper", "Grace Hopper was born in 1906 in New York.", 0.9, 1),)),)
 HALF = CalibrationModel(weights={"raw_logit": 1.0}, intercept=0.0)  # p = the raw score itself
+BUILT_IN = ("vanilla", "rulerag", "tog2", "ras", "hybrid", "r2ag")
 
 
 def test_the_shipped_model_loads_names_only_known_features_and_says_what_it_was_fitted_on():
@@ -50,6 +54,7 @@ def test_below_min_confidence_an_offline_answer_becomes_a_refusal_that_names_its
     refused = settle(GUESS, "When was Grace Hopper born?", 0.7, STEPS, model=HALF)
     assert refused.refused and refused.text == "I don't know" and refused.confidence == 0.6
     assert refused.title == "Refused: confidence 0.60 is below min_confidence 0.70 (best guess: '1906')"
+    assert refused.guess == "1906"  # kept for scoring: AUROC ranks the guess a refusal held back
     kept = settle(GUESS, "When was Grace Hopper born?", 0.5, STEPS, model=HALF)
     assert (kept.text, kept.refused, kept.confidence) == ("1906", False, 0.6)
     assert not settle(GUESS, "Q?", 0.0, STEPS, model=CalibrationModel({"raw_logit": 1.0}, -30.0)).refused
@@ -63,7 +68,7 @@ def test_only_offline_answers_are_calibrated_and_refusals_stay_as_they_are():
 
 
 def test_every_built_in_method_has_min_confidence_and_a_run_records_the_calibrated_value(mini_workbench):
-    for method in ("vanilla", "rulerag", "tog2", "ras", "hybrid", "r2ag"):
+    for method in BUILT_IN:
         spec = next(s for s in param_specs(METHODS[method].Params) if s.name == "min_confidence")
         assert (spec.default, spec.min, spec.max) == (DEFAULT_MIN_CONFIDENCE, 0.0, 1.0)
     trace = mini_workbench.ask("When was Grace Hopper born?", "vanilla", {"min_confidence": 0.0})
@@ -91,6 +96,7 @@ def test_the_fitting_script_fits_rows_and_reports_held_out_packs(tmp_path):
         path = tmp_path / f"{name}.jsonl"
         lines = [{"pack": name, "method": "vanilla", "question_id": f"{name}{i}", "question": f"When was P{i} born?",
                   "answer": str(1900 + i), "raw": 0.9 if i % 2 else 0.2, "refused": False, "right": bool(i % 2),
+                  "em": float(i % 2),
                   "evidence": [f"P{i} was born in {1900 + i}."], "facts": []} for i in range(n)]
         path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
         return str(path)
@@ -103,3 +109,89 @@ def test_the_fitting_script_fits_rows_and_reports_held_out_packs(tmp_path):
     model = CalibrationModel.from_dict(json.loads(out.read_text()))
     assert model.weights["raw_logit"] > 0 and "c.jsonl (never fitted)" in " ".join(model.fitted_on["report"])
     assert "(never fitted)" in done.stdout and MODEL_FILE.read_text() != out.read_text()
+    assert "vanilla AUROC 1.00 answered 100% EM 0.50" in done.stdout  # the raw score orders these rows perfectly
+    # every row states its answer plainly ('P3 was born in 1903'), right half the time: (20 + 1) / (40 + 2)
+    assert (model.plain_floor, model.unsupported_ceiling) == (0.5, 0.5)
+
+
+def test_a_clause_stating_the_answer_next_to_what_the_question_asks_is_a_plain_statement():
+    question = "Who painted the chapel of Kermaria?"
+    assert statement(question, "Jehan Le Bras", ["The chapel of Kermaria was painted by Jehan Le Bras."]) == \
+        Statement(plain=True, supported=True)
+    assert statement("Where was Anne Riou born?", "Tréguier", [  # an aside does not break the clause
+        "Anne Riou (born Anne Le Meur, 1902–1990) was a weaver who was born in Tréguier, then a port."]).plain
+    # every word is in one sentence, but the answer's clause says something else of it
+    listed = ["The porch was carved by Alain Guen, the chapel of Kermaria painted by Jehan Le Bras."]
+    assert statement(question, "Alain Guen", listed) == Statement(plain=False, supported=True)
+    far = ["Jehan Le Bras, whose uncle painted the chapel of Kermaria, was a glazier."]
+    assert not statement(question, "Jehan Le Bras", far).plain
+    echo = ["The painters of Kermaria chapel worked for the chapel of Kermaria."]
+    assert not statement(question, "Kermaria chapel", echo).plain  # repeating the question states nothing
+    # a list is plain only when each item is, supported only when each item is
+    both = ["Anne Riou founded the guild of Tréguier. Paul Hamon founded the guild of Tréguier too."]
+    half = ["Anne Riou founded the guild of Tréguier. Paul Hamon was a baker."]
+    question = "Who founded the guild of Tréguier?"
+    assert statement(question, "Anne Riou and Paul Hamon", both) == Statement(plain=True, supported=True)
+    assert statement(question, "Anne Riou and Paul Hamon", half) == Statement(plain=False, supported=False)
+
+
+def test_an_answer_only_unrelated_sentences_state_or_none_is_unsupported():
+    question = "Who painted the chapel of Kermaria?"
+    assert not statement(question, "Jehan Le Bras", ["Nothing here."]).supported
+    assert not statement(question, "Jehan Le Bras", ["Jehan Le Bras kept bees in Plouha."]).supported
+    # naming the other option of an 'A or B' question is not support for choosing this one
+    choice = "Which abbey is older, Kerfeunteun or Landévennec?"
+    assert not statement(choice, "Landévennec", ["Landévennec and Kerfeunteun are in Finistère."]).supported
+    assert statement(choice, "Landévennec", ["Landévennec is older than any abbey in Finistère."]).supported
+
+
+def test_the_rules_bound_the_fitted_probability_and_keep_its_order():
+    sure = CalibrationModel(weights={"raw_logit": 1.0}, intercept=0.0, plain_floor=0.7, unsupported_ceiling=0.6)
+    stated = ["Grace Hopper was born in New York in 1906."]
+    assert sure.probability("Where was Grace Hopper born?", "New York", 0.1, stated) == pytest.approx(0.7)
+    assert sure.probability("Where was Grace Hopper born?", "New York", 0.9, stated) == pytest.approx(0.9)
+    unsupported = [sure.probability("Where was Grace Hopper born?", "Boston", raw, stated) for raw in (0.3, 0.8, 0.99)]
+    assert unsupported[0] == pytest.approx(0.3) and 0.5 < unsupported[1] < unsupported[2] < 0.6
+
+
+def test_no_answer_that_no_retrieved_document_states_is_kept_at_0_8_or_more():
+    """Issue 22: a guess nothing the run read vouches for is never shown as near-certain, whatever
+    the method scored it and whatever the question asks (the shipped model, through `settle`)."""
+    for question, guess in (("Which abbey is older, Kerfeunteun or Landévennec?", "Landévennec"),
+                            ("When was Grace Hopper born?", "1915"),
+                            ("Who founded the Trieux boatyard?", "Yann Kerbrat"),
+                            ("How many ships did Grace Hopper command?", "12")):
+        step = AnswerStep(iteration=1, text=guess, confidence=0.99, backend="offline")
+        settled = settle(step, question, 0.0, STEPS)
+        assert settled.confidence < 0.8, (question, settled.confidence)
+    assert default_model().unsupported_ceiling < 0.8
+
+
+@pytest.fixture(scope="module")
+def notes_workbench(tmp_path_factory, settings):
+    """A pack of the user's own, ingested from an HTML page and a PDF, about people no fitted pack names."""
+    from engine.runner import Workbench
+
+    folder = tmp_path_factory.mktemp("notes")
+    (folder / "kerbrat.html").write_text(
+        "<html><head><title>Yann Kerbrat</title></head><body><h1>Yann Kerbrat</h1>"
+        "<p>Yann Kerbrat is a Breton sailmaker. He studied engineering in Rennes and opened a sail loft in Brest "
+        "in 1994.</p><p>In 1998 he founded a small boatyard on the Trieux estuary.</p></body></html>",
+        encoding="utf-8")
+    (folder / "letters.pdf").write_bytes(pdf_bytes([
+        "Yann Kerbrat was born in Lannion.",
+        "His cousin Anne Le Goff was born in Morlaix and teaches music in Quimper."]))
+    return Workbench(ingest_paths([folder / "kerbrat.html", folder / "letters.pdf"], "breton-notes"), settings)
+
+
+@pytest.mark.parametrize("method", BUILT_IN)
+def test_a_single_hop_question_a_retrieved_sentence_answers_plainly_is_answered_not_refused(notes_workbench, method):
+    answer = notes_workbench.ask("Where was Yann Kerbrat born?", method).answer
+    assert (answer.text, answer.refused) == ("Lannion", False), answer.title
+    assert answer.confidence >= DEFAULT_MIN_CONFIDENCE
+
+
+@pytest.mark.parametrize("method", BUILT_IN)
+def test_the_demo_packs_first_example_is_answered_by_every_method(demo_workbench, method):
+    answer = demo_workbench.ask("Where was Marie Curie born?", method).answer
+    assert (answer.text, answer.refused) == ("Warsaw", False), answer.title

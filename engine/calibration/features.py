@@ -1,4 +1,5 @@
-"""The features the calibration model reads: general properties of a question and its answer.
+"""The features the calibration model reads: general properties of a question and its answer, and
+`statement`, how plainly the retrieved text states the answer, which the model's rules read.
 
 Nothing here names a domain: the asked kind comes from the offline classifier's question grammar, the
 answer's shape from its characters (digits, capitals), overlap from the shared tokenizer.
@@ -9,9 +10,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from engine.text import content_words, split_sentences, words
-from engine.tools.offline_classifier import OfflineQuestionClassifier
+from engine.text import STOPWORDS, WORD, content_words, split_sentences, words
+from engine.tools.offline_classifier import OfflineQuestionClassifier, choice_options
+from engine.tools.offline_reader.sentences import word_stem
 
 KINDS = ("yes_no", "choice", "number", "date", "person", "place", "entity", "other")
 FEATURES = (
@@ -27,6 +30,11 @@ FEATURES = (
     *(f"asks_{kind}" for kind in KINDS),
 )
 _DIGIT = re.compile(r"\d")
+_ASIDE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")  # '(born Maria Skłodowska, 1867–1934)' is not the clause's
+_CLAUSE_BREAK = re.compile(r"[,;:]|\s[–—-]\s")  # an apposition or a listed fact ends a clause
+_LIST_BREAK = re.compile(r",\s*|\s+and\s+")
+_WH_DETERMINERS = frozenset({"which", "what", "whose"})
+_PLAIN_GAP = 2  # words between a relation word and the answer in a plain statement: 'born in', 'painted by the'
 _NUMBER_WORDS = frozenset("one two three four five six seven eight nine ten eleven twelve dozen hundred "
                           "thousand million billion".split())
 _CLASSIFIER = OfflineQuestionClassifier()
@@ -76,6 +84,73 @@ def _support(question: str, answer: str, evidence: Sequence[str]) -> dict[str, f
                     coverage = max(coverage, len(asked & set(content_words(sentence))) / len(asked))
     return {"answer_support": min(sum(stating), 3) / 3, "answer_in_top": float(bool(stating) and stating[0]),
             "sentence_coverage": coverage}
+
+
+@dataclass(frozen=True)
+class Statement:
+    """How the retrieved text states an answer, item by item for a listed one ('A, B and C')."""
+
+    plain: bool      # each item: one clause holds it and every term of the question, next to a relation word
+    supported: bool  # each item: some sentence stating it shares a term with the question
+
+
+def statement(question: str, answer: str, evidence: Sequence[str]) -> Statement:
+    """Terms are stems, so 'discover' meets 'discovered'. The relation words are the question's terms
+    written in lower case (what it says of the names it gives), and 'next to' is at most _PLAIN_GAP
+    words away: 'Curie was born in Warsaw' states Warsaw plainly for 'Where was Curie born?'; 'Perey
+    discovered francium at the Radium Institute in Paris' does not state Paris as what she discovered,
+    nor does 'the electron by Thomson, the neutron by Chadwick' state Thomson as the neutron's finder.
+    An item that repeats a word of the question ('Radio City Music Hall' for '… Live at Radio City')
+    is never a plain statement of it."""
+    sentences = [sentence for text in evidence for sentence in split_sentences(text)]
+    readings = [_item_reading(question, item, sentences) for item in _items(answer)]
+    return Statement(plain=all(plain for plain, _ in readings), supported=all(related for _, related in readings))
+
+
+def _item_reading(question: str, item: str, sentences: Sequence[str]) -> tuple[bool, bool]:
+    """(stated plainly, stated in a sentence related to the question) for one item."""
+    needle = words(item)
+    asked = asked_terms(question, item)
+    relations = asked & frozenset(word_stem(w) for w in WORD.findall(question) if w.islower())
+    pattern = _phrase(" ".join(needle))
+    plain, related = False, False
+    for sentence in sentences:
+        if not needle or not pattern.search(" ".join(words(sentence))):
+            continue
+        related = related or not asked or bool(asked & _terms(sentence))
+        for part in _CLAUSE_BREAK.split(_ASIDE.sub(" ", sentence)):
+            said = words(part)
+            starts = [i for i in range(len(said) - len(needle) + 1) if said[i:i + len(needle)] == needle]
+            near = [i for i, w in enumerate(said) if word_stem(w) in relations]
+            plain = plain or bool(asked) and asked <= _terms(part) and any(
+                min(abs(r - s), abs(r - (s + len(needle) - 1))) <= _PLAIN_GAP + 1 for s in starts for r in near)
+    return plain and not set(needle) & set(content_words(question)), related
+
+
+def asked_terms(question: str, answer: str) -> frozenset[str]:
+    """The stems a plain statement of `answer` must hold: the question's content words, less the
+    answer's own, the noun naming what is asked for ('year' in 'what year', 'city' in 'which city'),
+    which a statement gives as the answer itself, and the options of an 'A or B' question: naming the
+    other option says nothing of the property they are compared by."""
+    said = words(question)
+    asked_for = {i + 1 for i, w in enumerate(said[:-1]) if w in _WH_DETERMINERS
+                 or (w in ("many", "much") and i > 0 and said[i - 1] == "how")}
+    options = frozenset().union(*(_terms(option) for option in choice_options(question)))
+    return frozenset(word_stem(w) for i, w in enumerate(said) if w not in STOPWORDS and i not in asked_for) \
+        - _terms(answer) - options
+
+
+def _terms(text: str) -> frozenset[str]:
+    return frozenset(word_stem(w) for w in words(text))
+
+
+def _items(answer: str) -> list[str]:
+    """A listed answer's items ('A, B and C' → A, B, C); any other answer is one item."""
+    return [part for part in _LIST_BREAK.split(answer) if words(part)] or [answer]
+
+
+def _phrase(needle: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(needle)}(?!\w)")
 
 
 def _in_graph(question: str, answer: str, facts: Sequence[tuple[str, str]]) -> bool:

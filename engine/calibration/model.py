@@ -11,7 +11,7 @@ from types import MappingProxyType
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.calibration.features import FEATURES, answer_features
+from engine.calibration.features import FEATURES, answer_features, statement
 from engine.tools.base import IDK
 from engine.trace import AnswerStep, GraphDeltaStep, RetrievalStep, Step
 
@@ -20,22 +20,40 @@ MODEL_FILE = Path(__file__).with_name("model.json")
 
 @dataclass(frozen=True)
 class CalibrationModel:
-    """p(right) = σ(intercept + Σ weight·feature). No term per method: a method's strength on one pack
-    (hybrid's KG answers on the demo pack) is not its strength on another, and a user's own method is
-    calibrated by the same features."""
+    """p(right) = σ(intercept + Σ weight·feature), then two rules on how the retrieved text states the
+    answer (features.statement). No term per method: a method's strength on one pack (hybrid's KG
+    answers on the demo pack) is not its strength on another, and a user's own method is calibrated by
+    the same features.
+
+    The rules are monotone, each only raising or only lowering one kind of answer: an answer a
+    retrieved clause states plainly is worth at least `plain_floor`; an answer no retrieved sentence
+    supports is worth at most `unsupported_ceiling`, squeezed under it in order (`_below`). The fit
+    cannot learn either: plain statements are a handful of the answers it sees, so the weights of
+    "the first document states the answer" (more often the question's topic than its answer) decide
+    them, and unsupported answers are mostly computed ones (an age from two dates, a premise judged
+    false) that other cues score high. The fitting script sets each bound to what such answers were
+    worth in its rows: (right + 1) / (n + 2) over their distinct question-answer pairs, the rule of
+    succession. The defaults apply no rule."""
 
     weights: Mapping[str, float]
     intercept: float
     fitted_on: Mapping[str, Any] = field(default_factory=dict)  # packs, question counts, held-out figures
+    plain_floor: float = 0.0
+    unsupported_ceiling: float = 1.0
 
     def probability(self, question: str, answer: str, raw: float, evidence: Sequence[str] = (),
                     facts: Sequence[tuple[str, str]] = ()) -> float:
         values = answer_features(question, answer, raw, evidence, facts)
         z = self.intercept + sum(w * values[n] for n, w in self.weights.items())
-        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+        fitted = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+        stated = statement(question, answer, evidence)
+        if not stated.supported:
+            return _below(fitted, self.unsupported_ceiling)
+        return max(fitted, self.plain_floor) if stated.plain else fitted
 
     def to_dict(self) -> dict[str, Any]:
         return {"features": list(FEATURES), "weights": dict(self.weights), "intercept": self.intercept,
+                "plain_floor": self.plain_floor, "unsupported_ceiling": self.unsupported_ceiling,
                 "fitted_on": dict(self.fitted_on)}
 
     @classmethod
@@ -45,7 +63,17 @@ class CalibrationModel:
             raise ValueError(f"calibration model has weights for unknown features {sorted(unknown)}")
         return cls(weights=MappingProxyType({k: float(v) for k, v in data["weights"].items()}),
                    intercept=float(data["intercept"]),
-                   fitted_on=MappingProxyType(dict(data.get("fitted_on", {}))))
+                   fitted_on=MappingProxyType(dict(data.get("fitted_on", {}))),
+                   plain_floor=float(data.get("plain_floor", 0.0)),
+                   unsupported_ceiling=float(data.get("unsupported_ceiling", 1.0)))
+
+
+def _below(p: float, ceiling: float) -> float:
+    """`p` squeezed under `ceiling`, keeping its order: the same below the knee (even odds, or the
+    ceiling if lower), the rest of [knee, 1] mapped linearly onto [knee, ceiling]. Which answers are
+    likelier right than wrong, and how they rank among themselves, stays as fitted."""
+    knee = min(0.5, ceiling)
+    return p if p <= knee else knee + (p - knee) * (ceiling - knee) / (1 - knee)
 
 
 @lru_cache(maxsize=1)
@@ -66,7 +94,7 @@ def settle(step: AnswerStep, question: str, min_confidence: float | None, steps:
     if min_confidence is not None and confidence < min_confidence:
         return replace(step, title=f"Refused: confidence {confidence:.2f} is below min_confidence "
                        f"{min_confidence:.2f} (best guess: {step.text[:80]!r})",
-                       text=IDK, refused=True, confidence=confidence)
+                       text=IDK, refused=True, confidence=confidence, guess=step.text)
     return replace(step, confidence=confidence)
 
 

@@ -105,3 +105,30 @@ def average_precision(evidence: Sequence[str], supporting: Sequence[str]) -> flo
             found += 1
             total += found / rank
     return total / len(gold)
+
+
+def auroc(confidences: Sequence[float], right: Sequence[bool]) -> float | None:
+    """Area under the ROC curve of `confidences` as a score for `right`: the probability that a random
+    right answer has a higher confidence than a random wrong one, a tie counting one half (the
+    Mann–Whitney U statistic over both counts). It measures ordering only — what a refusal threshold
+    needs first — so it is unchanged by any monotone rescaling, unlike ECE. 0.5 is chance, 1.0 puts
+    every right answer above every wrong one. None when either class is empty: nothing to order."""
+    if len(confidences) != len(right):
+        raise ValueError(f"{len(confidences)} confidences for {len(right)} outcomes")
+    ranked = sorted(zip(confidences, right), key=lambda pair: pair[0])
+    positives = sum(right)
+    negatives = len(ranked) - positives
+    if positives == 0 or negatives == 0:
+        return None
+    wins, start = 0.0, 0
+    wrong_below = 0  # wrong answers with a strictly lower confidence than the current group
+    while start < len(ranked):
+        end = start
+        while end < len(ranked) and ranked[end][0] == ranked[start][0]:
+            end += 1
+        group = [r for _, r in ranked[start:end]]
+        hits = sum(group)
+        wins += hits * wrong_below + hits * (len(group) - hits) / 2
+        wrong_below += len(group) - hits
+        start = end
+    return round(wins / (positives * negatives), 4)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 COLUMNS = ("n", "em", "f1", "acc", "recall@5", "recall@10", "recall@all", "map", "evidence_len",
-           "crag_score", "ece", "rounds", "graph_triples", "latency_ms_median", "latency_ms_p90")
+           "crag_score", "ece", "auroc", "rounds", "graph_triples", "latency_ms_median", "latency_ms_p90")
 
 
 def _cell(value: Any) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 from engine.errors import RagscopeError
 from engine.evaluation.calibration import mean_confidence, reliability, reliability_by_method
-from engine.evaluation.metrics import RECALL_KS, average_precision, recall_at, score_answer
+from engine.evaluation.metrics import RECALL_KS, auroc, average_precision, recall_at, score_answer
 from engine.knowledge.records import Question
 from engine.runner import Workbench
 from engine.tools.base import IDK
@@ -48,6 +48,9 @@ class QuestionResult:
     rounds: int = 0  # retrieval rounds (iterations with a retrieval step)
     graph_triples: int = 0  # edges the run added to its graph (RAS's query graph, ToG-2's explored KG)
     confidence: float = 0.0  # the answer's own confidence, 0..1 (0.0 without an answer step); see calibration
+    # whether the answer, or a refusal's held-back best guess, is right (CRAG "correct"); None when there
+    # is nothing to rank (a method's own refusal, no answer): what AUROC orders by confidence
+    guess_correct: bool | None = None
 
 
 Progress = Callable[[QuestionResult, Trace], None]
@@ -58,6 +61,8 @@ def score_trace(trace: Trace, question: Question) -> QuestionResult:
     text, refused, confidence = (answer.text, answer.refused, answer.confidence) if answer else ("", True, 0.0)
     evidence = answer.evidence if answer else ()
     scores = score_answer(text, question.answers, question.type, refused)
+    guess = (answer.guess if refused else text) if answer else ""
+    guessed = score_answer(guess, question.answers, question.type).outcome == "correct" if guess else None
     recall = {k: recall_at(evidence, question.supporting_docs, k) for k in RECALL_KS}
     return QuestionResult(
         method=trace.method, question_id=question.id, type=question.type, question=question.question,
@@ -69,13 +74,14 @@ def score_trace(trace: Trace, question: Question) -> QuestionResult:
         ap=average_precision(evidence, question.supporting_docs),
         rounds=len({s.iteration for s in trace.steps if isinstance(s, RetrievalStep)}),
         graph_triples=sum(len(s.added_edges) for s in trace.steps if isinstance(s, GraphDeltaStep)),
-        confidence=confidence,
+        confidence=confidence, guess_correct=guessed,
     )
 
 
 def aggregate(results: Sequence[QuestionResult]) -> dict[str, Any]:
     """Means over questions; recall over questions that have supporting docs only; confidence and ECE
-    over answered questions only (engine.evaluation.calibration)."""
+    over answered questions only (engine.evaluation.calibration); AUROC over every answer or held-back
+    best guess, refused or not (engine.evaluation.metrics.auroc)."""
     n = len(results)
     if n == 0:
         return {"n": 0}
@@ -92,6 +98,9 @@ def aggregate(results: Sequence[QuestionResult]) -> dict[str, Any]:
         "em": mean([r.em for r in results]),
         "f1": mean([r.f1 for r in results]),
         "acc": mean([r.acc for r in results]),
+        # A refusal scores acc 0 above; these two tell "refuses a lot" from "answers wrongly" (issue 22).
+        "coverage": round(sum(not r.refused for r in results) / n, 4),
+        "acc_answered": mean([r.acc for r in results if not r.refused]),
         "recall@5": mean([r.recall_5 for r in results]),
         "recall@10": mean([r.recall_10 for r in results]),
         "recall@all": mean([r.recall_all for r in results]),
@@ -105,6 +114,8 @@ def aggregate(results: Sequence[QuestionResult]) -> dict[str, Any]:
         "crag_score": round(correct - hallucinated, 4),
         "confidence": mean_confidence(results),
         "ece": reliability(results).ece,
+        "auroc": auroc([r.confidence for r in results if r.guess_correct is not None],
+                       [r.guess_correct for r in results if r.guess_correct is not None]),
         "llm_calls": mean([float(r.llm_calls) for r in results]),
         "tokens": mean([float(r.tokens) for r in results]),
         "rounds": mean([float(r.rounds) for r in results]),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from engine.evaluation.calibration import (
@@ -109,3 +111,29 @@ def test_score_trace_takes_the_answers_confidence_and_zero_without_an_answer():
     unanswered = head.with_steps((ErrorStep(title="Failed", message="boom"),), 1.0)
     assert score_trace(answered, question).confidence == 0.62
     assert score_trace(unanswered, question).confidence == 0.0
+
+
+def test_a_refusals_held_back_guess_is_scored_for_auroc_and_a_methods_own_refusal_is_not():
+    question = Question(id="q1", question="When?", answers=("1906",), type="factoid")
+    head = Trace(id="t", question="When?", method="vanilla", backend="offline", model="", pack="p")
+
+    def scored(**answer) -> QuestionResult:
+        return score_trace(head.with_steps((AnswerStep(title="Answer", **answer),), 1.0), question)
+
+    held_back = scored(text="I don't know", refused=True, confidence=0.3, guess="1906")
+    assert (held_back.outcome, held_back.guess_correct) == ("missing", True)
+    assert scored(text="1907", confidence=0.9).guess_correct is False
+    assert scored(text="I don't know", refused=True).guess_correct is None
+
+
+def test_aggregate_reports_auroc_over_every_answer_refused_or_not():
+    def ranked(confidence: float, right: bool | None, refused: bool = False) -> QuestionResult:
+        return replace(result(confidence, bool(right), refused=refused), guess_correct=right)
+
+    # a right guess refused at 0.4 is outranked by a wrong answer at 0.6: 3 of the 4 pairs ordered well
+    results = [ranked(0.9, True), ranked(0.4, True, refused=True), ranked(0.6, False), ranked(0.2, False),
+               ranked(0.0, None, refused=True)]  # a method's own refusal names nothing to rank
+    metrics = aggregate(results)
+    assert metrics["auroc"] == 0.75 and metrics["ece"] is not None
+    assert aggregate([ranked(0.9, True)])["auroc"] is None
+    assert summarise(results)["vanilla"]["overall"]["auroc"] == 0.75

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from engine.evaluation.runner import QuestionResult, evaluate
+from engine.evaluation.runner import QuestionResult, aggregate, evaluate
 
 METHODS = ("vanilla", "rulerag")
 
@@ -70,3 +70,20 @@ def test_ctrl_c_finishes_the_running_questions_and_hands_each_one_over(mini_work
         evaluate(mini_workbench, METHODS, mini_pack.questions, progress=progress, workers=2)
     assert sorted(handed) == sorted(asked)  # every question asked was handed over: none is lost
     assert 3 <= len(handed) < len(METHODS) * len(mini_pack.questions)  # the ones not started were dropped
+
+
+def _result(refused: bool, acc: float, outcome: str) -> QuestionResult:
+    return QuestionResult(method="vanilla", question_id="q", type="factoid", question="q?", gold="g", answer="a",
+                          refused=refused, outcome=outcome, em=acc, f1=acc, acc=acc, recall_5=None,
+                          recall_10=None, recall_all=None, evidence_len=0, latency_ms=1.0, llm_calls=0, tokens=0,
+                          trace_id="t")
+
+
+def test_coverage_and_accuracy_over_answered_tell_refusing_from_answering_wrongly():
+    cautious = [_result(True, 0.0, "missing")] * 3 + [_result(False, 1.0, "correct")]
+    reckless = [_result(False, 0.0, "hallucinated")] * 3 + [_result(False, 1.0, "correct")]
+    one, other = aggregate(cautious), aggregate(reckless)
+    assert one["acc"] == other["acc"] == 0.25  # over all questions a refusal counts as wrong: the same figure
+    assert (one["coverage"], one["acc_answered"], one["crag_score"]) == (0.25, 1.0, 0.25)
+    assert (other["coverage"], other["acc_answered"], other["crag_score"]) == (1.0, 0.25, -0.5)
+    assert aggregate([_result(True, 0.0, "missing")])["acc_answered"] is None  # nothing answered: no accuracy
