@@ -8,6 +8,8 @@ from streamlit.testing.v1 import AppTest
 
 from ui_knobs import answer_every_guess
 
+from components.safe import md_text
+
 
 
 
@@ -23,10 +25,14 @@ def _ask(at: AppTest, question: str) -> AppTest:
     return at.run()
 
 
-def test_the_explore_page_starts_with_a_hint_and_the_pack_title(app):
+def test_the_explore_page_says_what_it_is_where_the_tour_is_and_which_pack(app):
+    """Issue 22: the page's title is the page, not the pack; a newcomer is told what the tool is."""
     assert not app.exception
     assert any("Pick an example" in i.value for i in app.info)
-    assert app.header[0].value == "Mini test pack"
+    assert app.header[0].value == "Explore"
+    assert any(md_text("Knowledge pack: Mini test pack") in c.value for c in app.caption)
+    assert any("shows how retrieval-augmented reasoning methods answer" in m.value for m in app.markdown)
+    assert [link.proto.label for link in app.get("page_link")] == ["New here? Take the demo tour"]
 
 
 def test_asking_shows_the_chunks_and_the_answer_with_its_backend(app):
