@@ -17,7 +17,7 @@ import streamlit as st
 
 from engine.graph.kg import KnowledgeGraph
 from engine.errors import RagscopeError
-from engine.evaluation.journal import Journal, JournalPlan, new_journal_id
+from engine.evaluation.journal import Journal, JournalPlan, JournalSummary, list_journals, new_journal_id
 from engine.evaluation.runner import QuestionResult
 from engine.files import write_text_atomic
 from engine.knowledge.loader import load_pack
@@ -402,6 +402,25 @@ def stop_evaluation() -> None:
         job = replace(job, stopped=True)
         _journal(job).write_plan(_journal_plan(job))
         set_evaluation(job)
+
+
+def resume_evaluation() -> None:
+    """The Resume button of a stopped job: it goes on from `done`, and a reload goes on with it."""
+    job = evaluation()
+    if job is not None and job.stopped:
+        job = replace(job, stopped=False)
+        _journal(job).write_plan(_journal_plan(job))
+        set_evaluation(job)
+
+
+def past_evaluations() -> list[JournalSummary]:
+    """The evaluations kept on disk, last written first."""
+    return list_journals(settings().evaluations)
+
+
+def open_evaluation(journal_id: str) -> None:
+    """Make a saved evaluation this session's (read back from disk on the page's next run, as a link does)."""
+    st.query_params["eval"] = journal_id
 
 
 def _journal(job: EvaluationJob) -> Journal:

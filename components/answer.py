@@ -24,9 +24,16 @@ CONFIDENCE_HELP = ("Fitted on evaluation runs (scripts/fit_calibration.py) from 
 VERDICT_MARK = {"correct": "✓ correct", "wrong": "✗ wrong", "refused": "refused", "no gold answer": "no gold answer"}
 
 
+def producer_note(step: AnswerStep) -> str:
+    """Who produced the answer: the same for every card of a page that asked one backend (Compare)."""
+    return NO_MODEL_NOTE if step.backend == "offline" else f"{step.backend}: {step.model}"
+
+
 def render_answer(step: AnswerStep, *, key: str, sources: Mapping[str, tuple[str, str]] | None = None,
-                  gold: Sequence[str] = (), scores: AnswerScores | None = None) -> None:
-    """`sources` maps doc id → (title, text) for the citations; `scores` grade the answer against `gold`."""
+                  gold: Sequence[str] = (), scores: AnswerScores | None = None, explained: bool = True) -> None:
+    """`sources` maps doc id → (title, text) for the citations; `scores` grade the answer against `gold`.
+    `explained=False` leaves out the producer and the confidence's meaning, for a page that says them once
+    above several cards."""
     judged = verdict(scores if gold else None, step.refused)
     with st.container(border=True, key=f"{key}.card"):
         st.markdown("#### Answer")
@@ -40,11 +47,11 @@ def render_answer(step: AnswerStep, *, key: str, sources: Mapping[str, tuple[str
             st.error(md_text(step.text), icon=":material/cancel:")
         else:
             st.info(md_text(step.text), icon=":material/chat:")
-        producer = NO_MODEL_NOTE if step.backend == "offline" else f"{step.backend}: {step.model}"
-        st.caption(f"by {producer}")
+        if explained:
+            st.caption(f"by {producer_note(step)}")
         if step.backend == "offline" and not step.refused:
-            st.caption(f"calibrated confidence {step.confidence:.0%}: about that share of offline answers "
-                       "like this one are right", help=CONFIDENCE_HELP)
+            meaning = ": about that share of offline answers like this one are right" if explained else ""
+            st.caption(f"calibrated confidence {step.confidence:.0%}{meaning}", help=CONFIDENCE_HELP)
         if gold:
             line = f"**{VERDICT_MARK[judged]}** · gold: " + " | ".join(md_text(g) for g in gold)
             if scores is not None:

@@ -10,6 +10,9 @@ import streamlit as st
 from components.glossary import ECE
 from engine.evaluation.calibration import Reliability
 
+# Under this many answers one answer moves a bin's accuracy by several points: the ECE is a rough figure.
+FEW_ANSWERS = 30
+
 _HOW = ("Answers are grouped by their confidence into ten bins (0–0.1, …, 0.9–1). Each point is one bin of one "
         "method: the mean confidence of its answers against the share of them that were correct; bigger points "
         "hold more answers. ECE is the gap between the two, averaged over the bins weighted by their answers. "
@@ -17,7 +20,7 @@ _HOW = ("Answers are grouped by their confidence into ten bins (0–0.1, …, 0.
 
 
 def _legend(label: str, diagram: Reliability) -> str:
-    ece = "–" if diagram.ece is None else f"{diagram.ece:.3f}"
+    ece = "–" if diagram.ece is None else f"{diagram.ece:.2f}"
     refused = f", {diagram.refused} refused" if diagram.refused else ""
     return f"{label} · ECE {ece} ({diagram.answered} answered{refused})"
 
@@ -57,4 +60,9 @@ def render_reliability(diagrams: Mapping[str, Reliability], *, labels: Mapping[s
     if not any(d.answered for d in diagrams.values()):
         st.info("No method answered any question, so there is no confidence to compare with accuracy.")
         return
+    few = [f"{labels.get(m, m)} {d.answered}" for m, d in diagrams.items() if 0 < d.answered < FEW_ANSWERS]
+    if few:
+        st.warning(f"Few answers to judge calibration by (answered: {', '.join(few)}; under {FEW_ANSWERS} "
+                   "each): one answer more or less moves these ECEs a lot. Evaluate on more questions for a "
+                   "figure to rely on.", icon=":material/warning:")
     st.plotly_chart(reliability_figure(diagrams, labels), key=key, width="stretch")

@@ -42,6 +42,14 @@ class RunSummary:
     latency_ms: float
 
 
+@dataclass(frozen=True)
+class ImportCount:
+    """What an import did: runs added, and runs skipped because the store already held them."""
+
+    imported: int
+    already_there: int
+
+
 class RunStore:
     """One connection per call: sqlite3 connections must not cross threads (Streamlit sessions)."""
 
@@ -92,12 +100,14 @@ class RunStore:
         """A JSON list of traces, for sharing or backup."""
         return json.dumps([self.get(i).to_dict() for i in run_ids], ensure_ascii=False)
 
-    def import_json(self, text: str, label: str = "export") -> int:
-        """Add the runs of an export, all or nothing; a run whose id is taken is added under a new id.
+    def import_json(self, text: str, label: str = "export") -> ImportCount:
+        """Add the runs of an export, all or nothing; a run already stored is skipped, not copied again.
 
         Every trace is checked field by field before anything is written (a PackError lists each
-        problem). Ids are random handles, so a taken one means a re-import or a crafted file: a new
-        id keeps both runs, where replacing would let any file rewrite a user's history (issue 15).
+        problem). A run whose id is free is added. One whose id is taken by the very same run (a
+        re-import) is skipped, as is one an earlier import already added under a new id; any other
+        taken id (a crafted file, or an edited run) gets a new id: replacing would let any file
+        rewrite a user's history (issue 15), and copying again doubled it on every re-import (issue 22).
         """
         data = loads_bounded(text, label)
         problems: list[str] = []
@@ -109,11 +119,15 @@ class RunStore:
                 problems.append(str(exc))
         if problems:
             raise PackError(problems)
+        imported = 0
         with self._connect() as db:  # one transaction: an error part way writes nothing
             for trace in traces:
+                if _stored_copy(db, trace):
+                    continue
                 while not (trace.id.strip() and _insert_new(db, trace)):
                     trace = replace(trace, id=new_run_id())
-        return len(traces)
+                imported += 1
+        return ImportCount(imported=imported, already_there=len(traces) - imported)
 
 
 def new_run_id() -> str:
@@ -125,6 +139,21 @@ def _row(trace: Trace) -> tuple[object, ...]:
     answer = trace.answer.text if trace.answer else ""
     return (trace.id, trace.started, trace.pack, trace.method, trace.backend, trace.question, answer,
             trace.totals.latency_ms, trace.to_json())
+
+
+def _stored_copy(db: sqlite3.Connection, trace: Trace) -> bool:
+    """Whether the store holds this run already: under its own id, or under the new id an earlier import
+    gave it (same start, question, method and pack, and equal in everything but the id)."""
+    rows = db.execute("SELECT id, trace FROM runs WHERE id = ? OR (started = ? AND question = ? AND method = ? "
+                      "AND pack = ?)", (trace.id, trace.started, trace.question, trace.method, trace.pack))
+    return any(_same_run(stored_id, stored, trace) for stored_id, stored in rows)
+
+
+def _same_run(stored_id: str, stored: str, trace: Trace) -> bool:
+    try:
+        return Trace.from_json(stored, f"saved run {stored_id!r}") == replace(trace, id=stored_id)
+    except RagscopeError:  # a damaged row is no copy of anything
+        return False
 
 
 def _insert_new(db: sqlite3.Connection, trace: Trace) -> bool:

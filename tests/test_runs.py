@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from engine.errors import PackError, RagscopeError
-from engine.runs import RunStore
+from engine.runs import ImportCount, RunStore
 from engine.trace import AnswerStep, Trace
 
 
@@ -41,8 +41,21 @@ def test_export_then_import_into_another_store_restores_the_runs(tmp_path):
     for i in range(2):
         first.save(_trace(i))
     second = RunStore(tmp_path / "b.sqlite3")
-    assert second.import_json(first.export(["run0", "run1"])) == 2
+    assert second.import_json(first.export(["run0", "run1"])) == ImportCount(imported=2, already_there=0)
     assert second.get("run0") == _trace(0)
+
+
+def test_importing_the_same_export_twice_keeps_one_copy_of_each_run(tmp_path):
+    first = RunStore(tmp_path / "a.sqlite3")
+    for i in range(3):
+        first.save(_trace(i))
+    exported = first.export(["run0", "run1", "run2"])
+    second = RunStore(tmp_path / "b.sqlite3")
+    second.save(_trace(7))
+    second.import_json(exported)
+    assert second.import_json(exported) == ImportCount(imported=0, already_there=3)
+    assert first.import_json(exported) == ImportCount(imported=0, already_there=3)  # back where they came from
+    assert sorted(r.id for r in second.list()) == ["run0", "run1", "run2", "run7"]
 
 
 def test_importing_garbage_writes_nothing_and_names_every_bad_run(tmp_path):
@@ -78,23 +91,34 @@ def test_hostile_export_json_is_a_clear_error_and_writes_nothing(tmp_path, text,
     assert store.list() == []
 
 
-def test_an_imported_run_never_overwrites_a_stored_one_it_gets_a_new_id(tmp_path):
+def test_an_imported_run_never_overwrites_a_stored_one_it_gets_a_new_id_once(tmp_path):
     store = RunStore(tmp_path / "runs.sqlite3")
     mine = _trace(1)
     store.save(mine)
     forged = replace(_trace(1), question="forged?")
-    assert store.import_json(json.dumps([forged.to_dict(), forged.to_dict()])) == 2
+    assert store.import_json(json.dumps([forged.to_dict()])) == ImportCount(imported=1, already_there=0)
+    # Again, and twice in one file: the copy made under a new id is recognised, not made again.
+    assert store.import_json(json.dumps([forged.to_dict(), forged.to_dict()])) == ImportCount(0, 2)
     assert store.get("run1") == mine
-    others = [r for r in store.list() if r.id != "run1"]
-    assert len(others) == 2 and len({r.id for r in others}) == 2
-    assert all(store.get(r.id) == replace(forged, id=r.id) for r in others)
+    (other,) = [r for r in store.list() if r.id != "run1"]
+    assert store.get(other.id) == replace(forged, id=other.id)
+
+
+def test_a_run_that_differs_in_any_field_is_not_taken_for_a_stored_one(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite3")
+    store.save(_trace(1))
+    edited = _trace(1).with_steps((AnswerStep(text="another answer"),), 1.0)
+    assert store.import_json(json.dumps([edited.to_dict()])) == ImportCount(imported=1, already_there=0)
+    assert len(store.list()) == 2 and store.get("run1") == _trace(1)
 
 
 def test_an_imported_run_with_a_blank_id_gets_one(tmp_path):
     store = RunStore(tmp_path / "runs.sqlite3")
-    store.import_json(json.dumps(replace(_trace(1), id=" ").to_dict()))
+    blank = json.dumps(replace(_trace(1), id=" ").to_dict())
+    store.import_json(blank)
     (run,) = store.list()
     assert run.id.strip() and store.get(run.id).question == "q1?"
+    assert store.import_json(blank) == ImportCount(imported=0, already_there=1)
 
 
 def test_an_import_that_fails_part_way_writes_nothing(tmp_path, monkeypatch):

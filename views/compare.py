@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
 
 import ui_state
-from components.answer import VERDICT_MARK, render_answer
+from components.answer import VERDICT_MARK, producer_note, render_answer
 from components.graph import has_graph, render_graph
 from components.params import param_inputs
 from components.safe import md_text
@@ -23,6 +23,8 @@ from engine.runner import Run, Workbench
 from engine.trace import Trace
 
 MAX_METHODS = 6
+PER_ROW = 3  # answer cards side by side: six in the page's width squeezed words into broken halves
+BASELINE = "vanilla"
 
 workbench = ui_state.current_workbench()
 pack = workbench.pack
@@ -32,16 +34,22 @@ def _label(method: str) -> str:
     return METHODS[method].label if method in METHODS else method
 
 
+def _in_rows(traces: Sequence[Trace]) -> Iterator[tuple[Any, Trace]]:
+    """Each trace with its column, PER_ROW columns to a row."""
+    for start in range(0, len(traces), PER_ROW):
+        yield from zip(st.columns(PER_ROW), traces[start:start + PER_ROW])
+
+
 def _use_example() -> None:
     st.session_state["compare.question"] = st.session_state["compare.example"] or ""
 
 
-def _method_params(methods: list[str]) -> dict[str, dict[str, Any]]:
+def _method_params(methods: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     """One collapsed expander of parameter widgets per method, three to a row so sliders stay wide enough."""
     chosen = {}
-    columns = st.columns(3)
+    columns = st.columns(PER_ROW)
     for i, method in enumerate(methods):
-        with columns[i % 3], st.expander(f"{_label(method)} parameters"):
+        with columns[i % PER_ROW], st.expander(f"{_label(method)} parameters"):
             chosen[method] = param_inputs(param_specs(METHODS[method].Params), key=f"compare.params.{method}")
     return chosen
 
@@ -96,13 +104,23 @@ def _summary(traces: tuple[Trace, ...]) -> None:
         rows = [{k: v for k, v in row.items() if k != "F1"} for row in rows]
     st.dataframe(rows, key="compare.summary", hide_index=True, width="stretch",
                  column_config={"method": st.column_config.TextColumn(pinned=True),
-                                "answer": st.column_config.TextColumn(width="large"),
+                                "answer": st.column_config.TextColumn(width="medium"),  # all columns in view
                                 "F1": st.column_config.NumberColumn(format="%.2f"),
                                 "latency ms": st.column_config.NumberColumn(format="%.0f"),
                                 "evidence": st.column_config.NumberColumn(
                                     help="distinct documents the answer was read from"),
                                 "shared docs": st.column_config.NumberColumn(
                                     help="of those, how many another method also answered from")})
+
+
+def _answers_note(traces: tuple[Trace, ...]) -> None:
+    """Who produced the answers and what their confidence means, said once for all the cards below."""
+    answers = [t.answer for t in traces if t.answer is not None]
+    lines = [f"Answers by {producer}." for producer in dict.fromkeys(producer_note(a) for a in answers)]
+    if any(a.backend == "offline" and not a.refused for a in answers):
+        lines.append("A calibrated confidence of x % means about x % of offline answers like that one are right.")
+    if lines:
+        st.caption(" ".join(lines))
 
 
 def _method_column(trace: Trace) -> None:
@@ -112,7 +130,8 @@ def _method_column(trace: Trace) -> None:
         st.warning("This run ended without an answer; open it in Explore to see why.")
     else:
         gold, scores = grade_trace(trace, pack)
-        render_answer(trace.answer, key=f"{key}.answer", sources=_sources(trace, pack), gold=gold, scores=scores)
+        render_answer(trace.answer, key=f"{key}.answer", sources=_sources(trace, pack), gold=gold, scores=scores,
+                      explained=False)
     totals = trace.totals
     st.markdown(f"**{totals.latency_ms:,.0f} ms** latency · **{totals.llm_calls}** LLM calls · "
                 f"**{totals.tokens_in + totals.tokens_out:,}** tokens")
@@ -146,7 +165,7 @@ def _graphs(traces: tuple[Trace, ...]) -> None:
     if not with_graph:
         st.caption("None of these methods built a query graph.")
         return
-    for column, trace in zip(st.columns(len(with_graph)), with_graph):
+    for column, trace in _in_rows(with_graph):
         with column:
             st.markdown(f"**{_label(trace.method)}** · final graph after round {trace.iterations}")
             _draw_graph(trace)
@@ -155,7 +174,8 @@ def _graphs(traces: tuple[Trace, ...]) -> None:
 def _results(traces: tuple[Trace, ...]) -> None:
     st.markdown(f"**Question:** {md_text(traces[0].question)}")
     _summary(traces)
-    for column, trace in zip(st.columns(len(traces)), traces):
+    _answers_note(traces)
+    for column, trace in _in_rows(traces):
         with column:
             _method_column(trace)
     st.subheader("Chunks in common")
@@ -169,10 +189,11 @@ def _results(traces: tuple[Trace, ...]) -> None:
 st.header("Compare methods")
 st.caption(f"One question, several methods on **{md_text(pack.info.title or pack.info.name)}**, each with "
            "the parameters set below. Every run is saved to History.")
-ids = method_ids()
-methods = st.multiselect("Methods", ids, default=list(ids[:MAX_METHODS]), max_selections=MAX_METHODS,
-                         key="compare.methods", format_func=_label,
-                         help=f"Two to {MAX_METHODS} methods; each runs with the parameters in its expander below.")
+ids = tuple(sorted(method_ids(), key=lambda m: m != BASELINE))  # the baseline first, then the registry's order
+picked = st.multiselect("Methods", ids, default=list(ids[:MAX_METHODS]), max_selections=MAX_METHODS,
+                        key="compare.methods", format_func=_label,
+                        help=f"Two to {MAX_METHODS} methods; each runs with the parameters in its expander below.")
+methods = tuple(m for m in ids if m in picked)  # in that order too, whatever order they were picked in
 params = _method_params(methods)
 st.selectbox("Example questions from the pack", [q.question for q in pack.questions], index=None,
              key="compare.example", on_change=_use_example, placeholder="Choose one, or type your own below")

@@ -31,7 +31,8 @@ def _import(uploaded) -> None:
         ui_state.post_notice(PAGE, ui_state.Notice("error", f"{uploaded.name}: nothing was imported — {exc}"))
         return
     ui_state.bump_history_table()
-    ui_state.post_notice(PAGE, ui_state.Notice("success", f"Imported {count} run(s) from {uploaded.name}."))
+    ui_state.post_notice(PAGE, ui_state.Notice(
+        "success", f"{uploaded.name}: {count.imported} imported, {count.already_there} already there."))
 
 
 def _delete(run_id: str) -> None:

@@ -14,6 +14,7 @@ import os
 import re
 import uuid
 from dataclasses import asdict, dataclass, fields
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,24 @@ def _shown_params(params: tuple[tuple[str, str, Any], ...]) -> str:
     return ", ".join(f"{method}: {name}={value!r}" for method, name, value in params) or "none"
 
 
+@dataclass(frozen=True)
+class JournalSummary:
+    """One saved evaluation as a list of them shows it: what it asked, how far it got, when."""
+
+    id: str
+    written: float  # when it was last written to, in seconds since the epoch
+    pack: str
+    methods: tuple[str, ...]
+    done: int
+    total: int
+    stopped: bool
+
+    @property
+    def state(self) -> str:
+        """finished; stopped (by Stop: Resume goes on); or interrupted (a reload or crash: opening it goes on)."""
+        return "finished" if self.done >= self.total else "stopped" if self.stopped else "interrupted"
+
+
 def new_journal_id() -> str:
     return uuid.uuid4().hex
 
@@ -100,6 +119,26 @@ class Journal:
 
     def read(self) -> tuple[JournalPlan, tuple[QuestionResult, ...], tuple[Trace, ...]]:
         """The plan and the finished questions; raises RagscopeError when there is no such journal."""
+        plan = self._plan()
+        return (plan, *_finished(self.folder / "results.jsonl"))
+
+    def summary(self) -> JournalSummary:
+        """What a list of evaluations shows; raises RagscopeError as `read` does."""
+        plan = self._plan()
+        written = max(p.stat().st_mtime for p in (self.folder / "plan.json", self.folder / "results.jsonl")
+                      if p.exists())
+        return JournalSummary(id=self.id, written=written, pack=Path(plan.pack_path).name,
+                              methods=tuple(dict.fromkeys(m for _, m in plan.steps)), done=self._done(),
+                              total=len(plan.steps), stopped=plan.stopped)
+
+    def _done(self) -> int:
+        path = self.folder / "results.jsonl"
+        if not path.exists():
+            return 0
+        stat = path.stat()
+        return _finished_count(path, stat.st_size, stat.st_mtime_ns)
+
+    def _plan(self) -> JournalPlan:
         try:
             raw = loads_bounded((self.folder / "plan.json").read_text(encoding="utf-8"), "plan.json")
             plan = JournalPlan(raw["pack_path"], raw["backend"], tuple(tuple(o) for o in raw["options"]),
@@ -109,29 +148,53 @@ class Journal:
             raise RagscopeError(f"no saved evaluation with id {self.id!r}") from None
         except (OSError, ValueError, KeyError, TypeError, PackError) as exc:
             raise RagscopeError(f"{self.folder / 'plan.json'}: unreadable evaluation plan ({exc})") from None
-        results, traces = [], []
-        for record in self._records():
-            try:
-                trace = Trace.from_dict(record["trace"])
-                # A line written before results carried `confidence` takes it from its trace's answer.
-                saved = {"confidence": trace.answer.confidence if trace.answer else 0.0, **record["result"]}
-                result = QuestionResult(**{k: v for k, v in saved.items() if k in _RESULT_FIELDS})
-            except (TypeError, ValueError, KeyError, AttributeError, RagscopeError):
-                continue  # not a line this code wrote: that question is asked again
-            results.append(result)
-            traces.append(trace)
-        return plan, tuple(results), tuple(traces)
+        return plan
 
-    def _records(self) -> list[dict[str, Any]]:
-        path = self.folder / "results.jsonl"
-        if not path.exists():
-            return []
-        records = []
-        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+
+def list_journals(root: Path) -> list[JournalSummary]:
+    """The app's evaluations under `root`, last written first; one whose plan is unreadable is left out."""
+    found = []
+    for folder in sorted(root.iterdir()) if root.is_dir() else ():
+        if _ID.fullmatch(folder.name):
             try:
-                record = loads_bounded(line, "results.jsonl", number)
-            except PackError:
-                continue  # a line cut short by a kill: that question is asked again
-            if isinstance(record, dict) and "result" in record and "trace" in record:
-                records.append(record)
-        return records
+                found.append(Journal(root, folder.name).summary())
+            except RagscopeError:
+                continue
+    return sorted(found, key=lambda summary: summary.written, reverse=True)
+
+
+@lru_cache(maxsize=256)
+def _finished_count(path: Path, size: int, mtime_ns: int) -> int:
+    """How many finished questions `read` finds, remembered while the results file's size and time stay
+    the same: each line holds a whole trace, too much to parse again on every redraw of a list."""
+    return len(_finished(path)[0])
+
+
+def _finished(path: Path) -> tuple[tuple[QuestionResult, ...], tuple[Trace, ...]]:
+    """The finished questions of a results file: its readable lines, in the order they were written."""
+    results, traces = [], []
+    for record in _records(path):
+        try:
+            trace = Trace.from_dict(record["trace"])
+            # A line written before results carried `confidence` takes it from its trace's answer.
+            saved = {"confidence": trace.answer.confidence if trace.answer else 0.0, **record["result"]}
+            result = QuestionResult(**{k: v for k, v in saved.items() if k in _RESULT_FIELDS})
+        except (TypeError, ValueError, KeyError, AttributeError, RagscopeError):
+            continue  # not a line this code wrote: that question is asked again
+        results.append(result)
+        traces.append(trace)
+    return tuple(results), tuple(traces)
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    records = []
+    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+        try:
+            record = loads_bounded(line, "results.jsonl", number)
+        except PackError:
+            continue  # a line cut short by a kill: that question is asked again
+        if isinstance(record, dict) and "result" in record and "trace" in record:
+            records.append(record)
+    return records

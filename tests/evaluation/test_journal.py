@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 
 import pytest
 
 from engine.errors import RagscopeError
-from engine.evaluation.journal import Journal, JournalPlan, new_journal_id
+from engine.evaluation.journal import Journal, JournalPlan, list_journals, new_journal_id
 from engine.evaluation.runner import score_trace
 from engine.knowledge.writer import is_staging, sweep_staging
 
@@ -109,3 +110,29 @@ def test_a_line_written_before_results_had_a_confidence_takes_it_from_its_trace(
     path.write_text(json.dumps(record) + "\n")
     _, results, _ = journal.read()
     assert trace.answer.confidence > 0 and results == (result,)
+
+
+def test_the_saved_evaluations_are_listed_last_written_first_with_how_far_each_got(tmp_path, mini_pack, finished):
+    older, newer = Journal(tmp_path, new_journal_id()), Journal(tmp_path, new_journal_id())
+    older.write_plan(replace(plan_of(mini_pack), stopped=True))
+    older.append(*finished[0])
+    newer.write_plan(replace(plan_of(mini_pack), steps=plan_of(mini_pack).steps + (("mq1", "tog2"),)))
+    for result, trace in finished:
+        newer.append(result, trace)
+    os.utime(older.folder / "results.jsonl", (1_000_000, 1_000_000))
+    os.utime(older.folder / "plan.json", (1_000_000, 1_000_000))
+    (tmp_path / "not-a-journal").mkdir()
+    broken = Journal(tmp_path, new_journal_id())
+    broken.folder.mkdir()
+    (broken.folder / "plan.json").write_text("{")
+    listed = list_journals(tmp_path)
+    assert [s.id for s in listed] == [newer.id, older.id]
+    assert (listed[0].pack, listed[0].methods, listed[0].done, listed[0].total) == ("mini", ("vanilla", "tog2"), 3, 4)
+    assert (listed[0].state, listed[1].state, listed[1].done, listed[1].written) == ("interrupted", "stopped", 1,
+                                                                                     1_000_000)
+    newer.append(*finished[0])  # a question more: the count follows the file, not a stale memory of it
+    assert list_journals(tmp_path)[0].state == "finished"
+
+
+def test_no_evaluations_folder_lists_nothing(tmp_path):
+    assert list_journals(tmp_path / "evaluations") == []

@@ -15,6 +15,7 @@ from engine.runs import RunStore
 from engine.trace import AnswerStep, Trace
 
 SUMMARY_COLUMNS = ["method", "answer", "correct?", "F1", "latency ms", "LLM calls", "evidence", "shared docs"]
+BASELINE_FIRST = ["vanilla", *(m for m in method_ids() if m != "vanilla")][:6]
 
 
 @pytest.fixture()
@@ -54,7 +55,7 @@ def _traced(method: str, evidence: tuple[str, ...] | None) -> Trace:
 
 def test_the_page_starts_with_all_registered_methods_and_a_hint(compare):
     assert not compare.exception
-    assert compare.multiselect(key="compare.methods").value == list(method_ids()[:6])
+    assert compare.multiselect(key="compare.methods").value == BASELINE_FIRST
     assert any("press **Run**" in i.value for i in compare.info)
 
 
@@ -76,7 +77,7 @@ def test_the_summary_table_comes_before_the_answer_cards_with_one_row_per_method
     assert not at.exception
     table = _table(at)
     assert list(table.columns) == SUMMARY_COLUMNS
-    assert list(table["method"]) == [METHODS[m].label for m in method_ids()[:6]]
+    assert list(table["method"]) == [METHODS[m].label for m in BASELINE_FIRST]
     vanilla = _summary(at).loc["vanilla"]
     assert (vanilla["answer"], vanilla["correct?"], vanilla["F1"]) == ("1906", "✓ correct", 1.0)
     assert (vanilla["LLM calls"], vanilla["evidence"]) == (0, 5)  # offline: no model; vanilla reads k=5 docs
@@ -89,7 +90,7 @@ def test_a_pack_question_tells_wrong_answers_from_refusals_against_its_gold(comp
     at = _run(compare, "In which country is the college where Alan Turing studied?", ["hybrid", "vanilla"],
               guessing=("vanilla",))
     summary = _summary(at)
-    assert list(summary.index) == ["hybrid", "vanilla"]
+    assert list(summary.index) == ["vanilla", "hybrid"]  # the baseline first, whatever order they were picked in
     assert summary.loc["vanilla", "answer"] == "Turing machine"  # the gold is United Kingdom / England
     assert summary.loc["vanilla", "correct?"] == "✗ wrong"
     assert summary.loc["vanilla", "F1"] == 0.0
@@ -141,3 +142,25 @@ def test_an_empty_question_gets_a_clear_message_and_runs_nothing(compare):
     assert not at.exception
     assert any("empty" in e.value for e in at.error)
     assert len(at.get("plotly_chart")) == 0
+
+
+def _column_rows(node) -> list[int]:
+    """How many columns each st.columns row under `node` has."""
+    from streamlit.testing.v1.element_tree import Block, Column
+
+    if not isinstance(node, Block):
+        return []
+    kids = list(node.children.values())
+    here = [len(kids)] if kids and all(isinstance(k, Column) for k in kids) else []
+    return here + [n for kid in kids for n in _column_rows(kid)]
+
+
+def test_six_answers_sit_three_to_a_row_with_who_answered_said_once(compare):
+    at = _run(compare, "When was Grace Hopper born?", guessing=tuple(method_ids()))
+    assert not at.exception
+    assert len(at.subheader) >= 6 and max(_column_rows(at.main)) == 3  # six to a row broke words in halves
+    producer = [c for c in at.caption if "no language model was involved" in c.value]
+    assert len(producer) == 1 and producer[0].value.startswith("Answers by offline")
+    order = [id(node) for node in at.main]  # document order: said above the first card
+    first_card = next(m for m in at.markdown if m.value == "#### Answer")
+    assert order.index(id(producer[0])) < order.index(id(first_card))

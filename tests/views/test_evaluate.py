@@ -33,7 +33,8 @@ def _table(at: AppTest, column: str):
 
 def test_the_page_offers_every_method_type_and_question(evaluate):
     assert not evaluate.exception
-    assert evaluate.multiselect(key="evaluate.methods").value == list(method_ids())
+    assert evaluate.multiselect(key="evaluate.methods").value == [  # the baseline first
+        "vanilla", *(m for m in method_ids() if m != "vanilla")]
     assert set(evaluate.multiselect(key="evaluate.types").value) == {
         "factoid", "comparison", "multi_hop", "numeric", "false_premise"}
     assert evaluate.number_input(key="evaluate.limit").value == MINI_QUESTIONS
@@ -48,7 +49,7 @@ def test_running_shows_the_metrics_table_with_all_six_questions(evaluated):
     assert {"em", "f1", "acc", "recall@5", "recall@all", "crag_score", "latency_ms_median"} <= set(metrics.columns)
     factoid = metrics[(metrics["scope"] == "factoid") & (metrics["method"] == "vanilla")]
     assert list(factoid["n"]) == [2]
-    assert len(evaluated.get("plotly_chart")) == 4  # acc, F1, recall@5 and the reliability diagram
+    assert len(evaluated.get("plotly_chart")) == 7  # answered, acc ×2, CRAG, F1, recall@5, the reliability diagram
 
 
 def _reliability_traces(at: AppTest) -> dict[str, dict]:
@@ -67,7 +68,7 @@ def test_running_shows_a_reliability_diagram_per_method_and_an_ece_column(evalua
     for method in method_ids():
         name = next(n for n in traces if n.startswith(f"{METHODS[method].label} · ECE "))
         ece = overall.loc[method, "ece"]
-        assert f"ECE {'–' if pd.isna(ece) else f'{ece:.3f}'} (" in name, name
+        assert f"ECE {'–' if pd.isna(ece) else f'{ece:.2f}'} (" in name, name
         answered = [r for r in job.results if r.method == method and not r.refused]
         assert sum(c[2] for c in traces[name]["customdata"]) == len(answered)  # bin counts, shown on hover
     assert any("how far confidence is from accuracy" in c.value for c in evaluated.caption)
@@ -144,3 +145,74 @@ def test_a_link_to_an_unknown_evaluation_says_so(open_app):
     assert not at.exception
     assert any("Could not reopen evaluation" in e.value for e in at.error)
     assert "eval" not in at.query_params
+
+
+def test_coverage_and_accuracy_over_answered_stand_beside_accuracy_over_all(evaluated):
+    job = evaluated.session_state[ui_state._EVALUATION]
+    table = _table(evaluated, "accuracy over answered").set_index("method")
+    assert list(table.columns) == ["questions", "answered", "accuracy over answered", "accuracy over all",
+                                   "CRAG score"]
+    for method in method_ids():
+        mine = [r for r in job.results if r.method == method]
+        answered = [r for r in mine if not r.refused]
+        row = table.loc[METHODS[method].label]
+        assert row["answered"] == pytest.approx(len(answered) / len(mine), abs=1e-4)
+        assert row["accuracy over all"] == pytest.approx(sum(r.acc for r in mine) / len(mine), abs=1e-4)
+        if answered:
+            assert row["accuracy over answered"] == pytest.approx(sum(r.acc for r in answered) / len(answered),
+                                                                  abs=1e-4)
+        else:
+            assert pd.isna(row["accuracy over answered"])
+
+
+def test_the_bar_charts_lie_on_their_side_so_each_label_has_a_line_of_its_own(evaluated):
+    figures = [json.loads(c.proto.spec) for c in evaluated.get("plotly_chart")]
+    bars = [f for f in figures if f["data"][0]["type"] == "bar"]
+    assert len(bars) == 6
+    for figure in bars:
+        assert {t["orientation"] for t in figure["data"]} == {"h"}
+        assert figure["data"][0]["y"][0] == "overall" and figure["layout"]["yaxis"]["autorange"] == "reversed"
+        assert figure["layout"]["height"] >= 18 * len(figure["data"]) * len(figure["data"][0]["y"])
+
+
+def test_a_few_answers_come_with_a_warning_that_their_ece_is_rough(evaluated):
+    assert any("Few answers to judge calibration by" in w.value for w in evaluated.warning)
+
+
+def _stopped_after(at: AppTest, done: int) -> AppTest:
+    """The page's job cut back to its first `done` results and stopped, on disk as in session."""
+    job = at.session_state[ui_state._EVALUATION]
+    at.session_state[ui_state._EVALUATION] = ui_state.EvaluationJob(
+        selection=job.selection, plan=job.plan, journal_id=job.journal_id, results=job.results[:done],
+        traces=job.traces[:done], stopped=True)
+    return at.run()
+
+
+def test_resume_goes_on_with_a_stopped_run_from_where_it_stopped(evaluated):
+    job = evaluated.session_state[ui_state._EVALUATION]
+    at = _stopped_after(evaluated, 3)
+    assert not at.button(key="evaluate.resume").disabled
+    at = at.button(key="evaluate.resume").click().run()
+    assert not at.exception
+    resumed = at.session_state[ui_state._EVALUATION]
+    assert not resumed.stopped and resumed.done == job.total and resumed.traces[:3] == job.traces[:3]
+    assert at.button(key="evaluate.resume").disabled  # nothing left to resume
+
+
+def test_past_evaluations_are_listed_and_one_opens_again_in_a_new_session(evaluated, open_app):
+    job = evaluated.session_state[ui_state._EVALUATION]
+    at = open_app("views/evaluate.py")  # a new browser session with no ?eval= link
+    assert ui_state._EVALUATION not in at.session_state or at.session_state[ui_state._EVALUATION] is None
+    past = next(d for d in at.dataframe if d.key == "evaluate.past")
+    listed = past.value
+    assert list(listed.columns) == ["last written (UTC)", "pack", "methods", "done", "state"]
+    newest = listed.iloc[0]  # the evaluation just run: last written first
+    assert (newest["pack"], newest["done"], newest["state"]) == ("mini", f"{job.total} of {job.total}", "finished")
+    assert newest["methods"] == ", ".join(METHODS[m].label for m in dict.fromkeys(m for _, m in job.plan))
+    at.session_state["evaluate.past"] = {"selection": {"rows": [0], "columns": []}}
+    at = at.run().button(key="evaluate.open").click().run()
+    assert not at.exception
+    opened = at.session_state[ui_state._EVALUATION]
+    assert opened.journal_id == job.journal_id and opened.results == job.results
+    assert len(_table(at, "question_id")) == job.total
+    assert at.button(key="evaluate.open").disabled  # it is the one shown now

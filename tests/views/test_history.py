@@ -114,9 +114,20 @@ def test_importing_an_export_adds_its_runs(store):
         ("runs.json", json.dumps([trace.to_dict()]).encode(), "application/json"))
     at = at.run().button(key="history.import").click().run()
     assert not at.exception
-    assert any("Imported 1 run" in s.value for s in at.success)
+    assert any("1 imported, 0 already there" in s.value for s in at.success)
     assert store.get(trace.id) == trace
     assert trace.question in list(_runs_table(at).value["question"])
+
+
+def test_importing_the_same_export_again_adds_nothing_and_says_so(store, saved):
+    export = store.export([saved.id]).encode()
+    at = _app()
+    rows = len(_runs_table(at).value)
+    for _ in range(2):
+        at.file_uploader(key="history.import_file").set_value(("again.json", export, "application/json"))
+        at = at.run().button(key="history.import").click().run()
+        assert any("0 imported, 1 already there" in s.value for s in at.success)
+    assert len(_runs_table(at).value) == rows
 
 
 @pytest.mark.parametrize("garbage", [b"not json at all", b'{"hello": "world"}', b"[1, 2, 3]", b"\xff\xfe\x00"])
