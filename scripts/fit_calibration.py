@@ -1,13 +1,16 @@
 """Fit the offline answers' calibration model (engine/calibration/model.json) on evaluation runs.
 
     python scripts/fit_calibration.py collect --pack assets/packs/demo --out rows/demo.jsonl
+    python scripts/fit_calibration.py collect --pack assets/packs/demo --out rows/demo.jsonl --methods hybrid
     python scripts/fit_calibration.py fit rows/demo.jsonl rows/hotpot.jsonl:half --test rows/geo.jsonl
 
 `collect` asks every question of a pack with every built-in method on the offline backend with
 calibration off, and writes one row per question and method (question, answer, raw confidence, the
-retrieved documents' text, refused, right, exact match). `fit` fits a logistic regression on the
-answered rows given (`FILE:half` fits on the questions whose id hashes even and holds the rest out),
-sets the bounds of the model's two rules from the same rows (CalibrationModel), prints per method the
+retrieved documents' text, the run's graph facts and what it derived itself — features.Derived —,
+refused, right, exact match); `--methods` asks only those and replaces only their rows in an existing
+OUT. `fit` fits a logistic regression on the answered rows given (`FILE:half` fits on the questions
+whose id hashes even and holds the rest out), sets the bounds of the model's two rules from the same
+rows (CalibrationModel), prints per method the
 AUROC of the calibrated confidence over every answer, the share answered, EM, the CRAG score before →
 after refusing below the threshold and the ECE of the answers kept, on every file (fitted, held out,
 never fitted), and writes the model with those figures in it.
@@ -27,14 +30,14 @@ from types import SimpleNamespace
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.calibration.features import FEATURES, answer_features, statement  # noqa: E402
+from engine.calibration.features import FEATURES, Derived, answer_features, derived_support, statement  # noqa: E402
 from engine.calibration.model import MODEL_FILE, CalibrationModel  # noqa: E402
 
 THRESHOLD = 0.5  # the methods' default min_confidence: answer only when right is likelier than wrong
 
 
-def collect(pack_path: Path, out: Path, workers: int) -> None:
-    from engine.calibration import graph_facts, retrieved_documents
+def collect(pack_path: Path, out: Path, workers: int, only: Sequence[str] = ()) -> None:
+    from engine.calibration import derivations, graph_facts, retrieved_documents
     from engine.evaluation.runner import evaluate
     from engine.knowledge.loader import load_pack
     from engine.methods.base import METHODS
@@ -44,11 +47,15 @@ def collect(pack_path: Path, out: Path, workers: int) -> None:
 
     pack = load_pack(pack_path)
     bench = Workbench(pack, calibrated=False)
-    methods = [m for m, cls in METHODS.items() if cls.__module__.startswith("engine.methods.")]
+    methods = [m for m, cls in METHODS.items() if cls.__module__.startswith("engine.methods.")
+               and (not only or m in only)]
+    kept = [line for line in out.read_text(encoding="utf-8").splitlines()
+            if line.strip() and json.loads(line)["method"] not in methods] if only and out.exists() else []
     results, traces = evaluate(bench, methods, pack.questions, workers=workers,
                                progress=lambda r, t: print(f"\r{r.method} {r.question_id}   ", end="", file=sys.stderr))
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as sink:
+        sink.writelines(line + "\n" for line in kept)
         for result, trace in zip(results, traces):
             answer = trace.answer
             sink.write(json.dumps({
@@ -56,7 +63,7 @@ def collect(pack_path: Path, out: Path, workers: int) -> None:
                 "question": result.question, "answer": answer.text if answer else "",
                 "raw": answer.confidence if answer else 0.0, "refused": result.refused,
                 "right": result.outcome == "correct", "em": result.em, "evidence": retrieved_documents(trace.steps),
-                "facts": graph_facts(trace.steps)}) + "\n")
+                "facts": graph_facts(trace.steps), "derived": derivations(trace.steps).to_dict()}) + "\n")
     print(f"\nwrote {out}", file=sys.stderr)
 
 
@@ -68,6 +75,21 @@ def _rows(spec: str) -> tuple[list[dict], list[dict]]:
         return rows, []
     even = {r["question_id"] for r in rows if int(hashlib.sha256(r["question_id"].encode()).hexdigest()[:8], 16) % 2 == 0}
     return [r for r in rows if r["question_id"] in even], [r for r in rows if r["question_id"] not in even]
+
+
+def _probability(model: CalibrationModel, row: dict) -> float:
+    return model.probability(row["question"], row["answer"], row["raw"], row["evidence"], row.get("facts", ()),
+                             _derived(row))
+
+
+def _supported(row: dict) -> bool:
+    """What the model's ceiling spares: a retrieved sentence or the run's own derivation supports the answer."""
+    return statement(row["question"], row["answer"], row["evidence"]).supported or derived_support(
+        row["question"], row["answer"], row["evidence"], row.get("facts", ()), _derived(row))
+
+
+def _derived(row: dict) -> Derived:
+    return Derived.from_dict(row.get("derived", {}))
 
 
 def _features(row: dict) -> list[float]:
@@ -106,8 +128,7 @@ def method_figures(model: CalibrationModel, rows: Sequence[dict]) -> list[Figure
     for method in sorted({r["method"] for r in rows}):
         mine = [r for r in rows if r["method"] == method]
         answered = [r for r in mine if not r["refused"]]  # the method's own refusals name no guess
-        probs = [model.probability(r["question"], r["answer"], r["raw"], r["evidence"], r.get("facts", ()))
-                 for r in answered]
+        probs = [_probability(model, r) for r in answered]
         kept = [r for r, p in zip(answered, probs) if p >= THRESHOLD]
         scored = [SimpleNamespace(refused=p < THRESHOLD, confidence=p, outcome="correct" if r["right"] else "x")
                   for r, p in zip(answered, probs)]
@@ -171,11 +192,11 @@ def fit(specs: Sequence[str], tests: Sequence[str], out: Path | None) -> None:
     strength = _regularisation(list(answered.values()))
     regression = LogisticRegression(C=strength, max_iter=3000).fit(
         np.asarray([_features(r) for r in train]), np.asarray([float(r["right"]) for r in train]))
-    stated = [(r, statement(r["question"], r["answer"], r["evidence"])) for r in train]
     model = CalibrationModel(weights=dict(zip(FEATURES, (round(float(w), 4) for w in regression.coef_[0]))),
                              intercept=round(float(regression.intercept_[0]), 4),
-                             plain_floor=_succession([r for r, s in stated if s.plain]),
-                             unsupported_ceiling=_succession([r for r, s in stated if not s.supported]))
+                             plain_floor=_succession([r for r in train
+                                                      if statement(r["question"], r["answer"], r["evidence"]).plain]),
+                             unsupported_ceiling=_succession([r for r in train if not _supported(r)]))
     print(f"C = {strength} (leave one rows file out); plain statements at least {model.plain_floor}, "
           f"unsupported answers at most {model.unsupported_ceiling}")
     report: dict[str, str] = {}
@@ -201,6 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     one.add_argument("--pack", type=Path, required=True)
     one.add_argument("--out", type=Path, required=True)
     one.add_argument("--workers", type=int, default=2)
+    one.add_argument("--methods", nargs="*", default=[], help="ask only these methods (default: every built-in)")
     two = commands.add_parser("fit", help="fit the model on rows files (FILE or FILE:half)")
     two.add_argument("rows", nargs="+")
     two.add_argument("--test", nargs="*", default=[], help="rows files reported but never fitted on")
@@ -208,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     two.add_argument("--dry-run", action="store_true", help="print the figures, write nothing")
     args = parser.parse_args(argv)
     if args.command == "collect":
-        collect(args.pack, args.out, args.workers)
+        collect(args.pack, args.out, args.workers, args.methods)
     else:
         fit(args.rows, args.test, None if args.dry_run else args.out)
     return 0

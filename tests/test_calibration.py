@@ -10,14 +10,14 @@ import sys
 
 import pytest
 
-from engine.calibration import FEATURES, CalibrationModel, answer_features, default_model, settle
-from engine.calibration.features import Statement, statement
+from engine.calibration import FEATURES, CalibrationModel, Derived, answer_features, default_model, derivations, settle
+from engine.calibration.features import Statement, derived_support, statement
 from engine.calibration.model import MODEL_FILE
 from engine.knowledge.ingest import ingest_paths
 from engine.methods.base import METHODS
 from engine.methods.common import DEFAULT_MIN_CONFIDENCE
 from engine.params import param_specs
-from engine.trace import AnswerStep, Edge, GraphDeltaStep, Hit, RetrievalStep
+from engine.trace import AnswerStep, CalculationStep, DecisionStep, Edge, GraphDeltaStep, Hit, RetrievalStep
 from paths import ROOT
 from pdf_file import pdf_bytes
 
@@ -155,8 +155,9 @@ def test_the_rules_bound_the_fitted_probability_and_keep_its_order():
 
 
 def test_no_answer_that_no_retrieved_document_states_is_kept_at_0_8_or_more():
-    """Issue 22: a guess nothing the run read vouches for is never shown as near-certain, whatever
-    the method scored it and whatever the question asks (the shipped model, through `settle`)."""
+    """Issue 22: a guess nothing the run read vouches for (no sentence, no calculation, no graph fact)
+    is never shown as near-certain, whatever the method scored it and whatever the question asks (the
+    shipped model, through `settle`)."""
     for question, guess in (("Which abbey is older, Kerfeunteun or Landévennec?", "Landévennec"),
                             ("When was Grace Hopper born?", "1915"),
                             ("Who founded the Trieux boatyard?", "Yann Kerbrat"),
@@ -165,6 +166,49 @@ def test_no_answer_that_no_retrieved_document_states_is_kept_at_0_8_or_more():
         settled = settle(step, question, 0.0, STEPS)
         assert settled.confidence < 0.8, (question, settled.confidence)
     assert default_model().unsupported_ceiling < 0.8
+
+
+def test_what_the_run_derived_from_what_it_read_supports_an_answer_no_sentence_states():
+    question, read = "How old was Anne Riou when she died?", ["Anne Riou was born in 1902 and died in 1990."]
+    age = Derived(calculations=(("1990 - 1902", 88.0),))
+    assert not statement(question, "88", read).supported
+    assert derived_support(question, "88", read, [], age)
+    assert not derived_support(question, "87", read, [], age)  # not the result
+    assert not derived_support(question, "88", read, [], Derived((("1991 - 1903", 88.0),)))  # operands nobody read
+    assert not derived_support(question, "88", read, [], Derived())
+    older = "Which guild is older, Tréguier's or Paimpol's?"
+    founded = ["The guild of Tréguier was founded in 1,610.", "The guild of Paimpol dates from 1702."]
+    first = Derived((("min(1610, 1702)", 1610.0),))  # the result picks the option the text gives it of
+    assert derived_support(older, "the guild of Tréguier", founded, [], first)
+    assert not derived_support(older, "the guild of Paimpol", founded, [], first)
+    assert derived_support("Where was Anne Riou born?", "Tréguier", [], [("Anne Riou", "Tréguier")], Derived())
+    assert not derived_support("Where was Anne Riou born?", "Tréguier", [], [("Paul Hamon", "Tréguier")], Derived())
+    assert derived_support(question, "invalid question", read, [], Derived(false_premise=True))
+    assert not derived_support(question, "invalid question", read, [], Derived())
+    steps = [CalculationStep(expression="1990 - 1902", result=88.0, status="ok"),
+             CalculationStep(expression="1990", result=1990.0, status="trivial"),
+             CalculationStep(expression="1990 / 0", error="division by zero"),
+             DecisionStep(action="premise_ok")]
+    assert derivations(steps) == age  # only a calculation that gave its result counts
+    assert derivations([DecisionStep(action="false_premise")]).false_premise
+
+
+def test_a_span_computed_from_read_dates_escapes_the_ceiling_the_same_number_uncomputed_does_not(tmp_path, settings):
+    """Issue 22: hybrid's computed spans are right far more often than the answers no sentence states,
+    so a number the run computed from dates it read is not capped like a guess."""
+    from engine.runner import Workbench
+
+    (tmp_path / "yards.md").write_text(
+        "# Trieux boatyard\n\nThe Trieux boatyard was founded in 1921 by Anne Riou in Paimpol.\n\n"
+        "# Kerity sail loft\n\nThe Kerity sail loft was founded in 1958 by Paul Hamon in Kerity.\n", encoding="utf-8")
+    bench = Workbench(ingest_paths([tmp_path / "yards.md"], "yards"), settings, calibrated=False)
+    question = "How many years passed between the founding of the Trieux boatyard and the Kerity sail loft?"
+    trace = bench.ask(question, "hybrid", {"min_confidence": 0.0})
+    assert trace.answer.text == "37" and ("1958 - 1921", 37.0) in derivations(trace.steps).calculations
+    ceiling = default_model().unsupported_ceiling
+    assert settle(trace.answer, question, 0.5, trace.steps).confidence > ceiling
+    uncomputed = [step for step in trace.steps if not isinstance(step, CalculationStep)]
+    assert settle(trace.answer, question, 0.0, uncomputed).confidence <= ceiling
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from engine.knowledge.records import INVALID_QUESTION
 from engine.text import STOPWORDS, WORD, content_words, split_sentences, words
 from engine.tools.offline_classifier import OfflineQuestionClassifier, choice_options
 from engine.tools.offline_reader.sentences import word_stem
@@ -30,6 +32,8 @@ FEATURES = (
     *(f"asks_{kind}" for kind in KINDS),
 )
 _DIGIT = re.compile(r"\d")
+_NUMBER = re.compile(r"(?<!\w)(?<!\d\.)\d+(?:\.\d+)?(?!\w)(?!\.\d)")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")  # '1,000' is 1000; '1867, 1934' stays two numbers
 _ASIDE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")  # '(born Maria Skłodowska, 1867–1934)' is not the clause's
 _CLAUSE_BREAK = re.compile(r"[,;:]|\s[–—-]\s")  # an apposition or a listed fact ends a clause
 _LIST_BREAK = re.compile(r",\s*|\s+and\s+")
@@ -151,6 +155,53 @@ def _items(answer: str) -> list[str]:
 
 def _phrase(needle: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){re.escape(needle)}(?!\w)")
+
+
+@dataclass(frozen=True)
+class Derived:
+    """What the run concluded itself from what it read, which no sentence need state: its calculations
+    that gave a result, (expression, result), and whether its premise check found the question's premise
+    false (a decision step of action 'false_premise')."""
+
+    calculations: tuple[tuple[str, float], ...] = ()
+    false_premise: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"calculations": [list(c) for c in self.calculations], "false_premise": self.false_premise}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Derived:
+        return cls(tuple((str(e), float(r)) for e, r in data.get("calculations", ())),
+                   bool(data.get("false_premise", False)))
+
+
+def derived_support(question: str, answer: str, evidence: Sequence[str], facts: Sequence[tuple[str, str]],
+                    derived: Derived) -> bool:
+    """Whether the run derived the answer from what it read, though no sentence states it: a graph fact
+    of the run ties it to a name the question gives; its premise check refuted the question it calls
+    invalid; or a calculation of the run whose every operand is a number the retrieved text or a graph
+    fact writes gave it — as the number itself ('1934 - 1867' for how old Curie was), or as the number
+    a sentence or fact gives of it ('max(1094, 1047)' for the Elbe, 1,094 km long, as the longer river).
+    A number the calculation made up is no support."""
+    if _in_graph(question, answer, facts):
+        return True
+    if derived.false_premise and answer.strip().lower() == INVALID_QUESTION:
+        return True
+    units = [*(sentence for text in evidence for sentence in split_sentences(text)), *(" ".join(f) for f in facts)]
+    given = set(_numbers(" ".join(units)))
+    said, needle = _numbers(answer), _phrase(" ".join(words(answer)))
+    for expression, result in derived.calculations:
+        operands = set(_numbers(expression))
+        if not operands or not operands <= given:
+            continue
+        if said[:1] == [result] or not said and any(
+                result in _numbers(unit) and needle.search(" ".join(words(unit))) for unit in units):
+            return True
+    return False
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(n) for n in _NUMBER.findall(_THOUSANDS.sub("", text))]
 
 
 def _in_graph(question: str, answer: str, facts: Sequence[tuple[str, str]]) -> bool:

@@ -11,9 +11,9 @@ from types import MappingProxyType
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.calibration.features import FEATURES, answer_features, statement
+from engine.calibration.features import FEATURES, Derived, answer_features, derived_support, statement
 from engine.tools.base import IDK
-from engine.trace import AnswerStep, GraphDeltaStep, RetrievalStep, Step
+from engine.trace import AnswerStep, CalculationStep, DecisionStep, GraphDeltaStep, RetrievalStep, Step
 
 MODEL_FILE = Path(__file__).with_name("model.json")
 
@@ -42,12 +42,12 @@ class CalibrationModel:
     unsupported_ceiling: float = 1.0
 
     def probability(self, question: str, answer: str, raw: float, evidence: Sequence[str] = (),
-                    facts: Sequence[tuple[str, str]] = ()) -> float:
+                    facts: Sequence[tuple[str, str]] = (), derived: Derived = Derived()) -> float:
         values = answer_features(question, answer, raw, evidence, facts)
         z = self.intercept + sum(w * values[n] for n, w in self.weights.items())
         fitted = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
         stated = statement(question, answer, evidence)
-        if not stated.supported:
+        if not (stated.supported or derived_support(question, answer, evidence, facts, derived)):
             return _below(fitted, self.unsupported_ceiling)
         return max(fitted, self.plain_floor) if stated.plain else fitted
 
@@ -90,7 +90,7 @@ def settle(step: AnswerStep, question: str, min_confidence: float | None, steps:
         return step
     model = model or default_model()
     confidence = round(model.probability(question, step.text, step.confidence, retrieved_documents(steps),
-                                         graph_facts(steps)), 4)
+                                         graph_facts(steps), derivations(steps)), 4)
     if min_confidence is not None and confidence < min_confidence:
         return replace(step, title=f"Refused: confidence {confidence:.2f} is below min_confidence "
                        f"{min_confidence:.2f} (best guess: {step.text[:80]!r})",
@@ -112,3 +112,13 @@ def graph_facts(steps: Sequence[Step]) -> list[tuple[str, str]]:
     """(source, target) names of every edge the run's graph steps added (ids are the names)."""
     return [(edge.source, edge.target) for step in steps if isinstance(step, GraphDeltaStep)
             for edge in step.added_edges]
+
+
+def derivations(steps: Sequence[Step]) -> Derived:
+    """What the run concluded itself (features.Derived): every calculation that gave a result (a filtered or
+    failed one gave none), and whether a decision step found the question's premise false."""
+    return Derived(calculations=tuple((step.expression, step.result) for step in steps
+                                      if isinstance(step, CalculationStep) and step.result is not None
+                                      and not step.error and step.status in ("", "ok")),
+                   false_premise=any(isinstance(step, DecisionStep) and step.action == "false_premise"
+                                     for step in steps))
