@@ -26,6 +26,7 @@ from engine.knowledge.summary import PackSummary, summarize_pack
 from engine.runner import Workbench
 from engine.runs import RunStore
 from engine.settings import DEMO_PACK, Settings
+from engine.tour import Tour
 from engine.trace import Trace
 from engine.warmup import Warmup
 
@@ -480,3 +481,21 @@ def post_notice(page: str, notice: Notice) -> None:
 
 def pop_notice(page: str) -> Notice | None:
     return st.session_state.pop(f"{page}.notice", None)
+
+
+# ---- Demo tour -----------------------------------------------------------------------------------
+
+_TOUR = "demo.tour"
+
+
+def tour() -> Tour | None:
+    """This session's tour: its stops so far, asked in the background (engine.tour)."""
+    return st.session_state.get(_TOUR)
+
+
+def start_tour(new: Tour) -> None:
+    """Replace this session's tour, stopping the one it replaces so two never compete for the CPU."""
+    old = tour()
+    if old is not None:
+        old.stop()
+    st.session_state[_TOUR] = new.start()

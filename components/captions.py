@@ -1,16 +1,29 @@
 """Plain-language captions for the demo tour: what each kind of step means, for non-engineers."""
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engine.trace import Step
+
 STEP_CAPTIONS: dict[str, str] = {
     "rules_matched": "The method looked for general rules (like “people born in a city are usually citizens "
                      "of its country”) that fit the question.",
-    "retrieval": "It searched the knowledge pack; these are the passages that came back, best first.",
+    "retrieval": "It searched the knowledge pack for the passages that best match what it is looking for.",
     "graph_delta": "It added what it learned to a small map of entities and their relations.",
     "decision": "Here the method decided what to do next.",
-    "llm_call": "A language model was asked something; open it to see exactly what it read and wrote.",
-    "attention": "Where the model looked: brighter cells mean more attention to that passage.",
+    "llm_call": "A language model was asked something; the details show exactly what it read and wrote.",
+    "attention": "It measured where the model looked while answering: which passages it paid attention to.",
     "features": "Numbers the method computed about each passage before answering.",
     "attributes": "What kind of question this is, as the method judged it.",
     "calculation": "Arithmetic is done by a safe calculator, not guessed by the model.",
     "answer": "The answer, with the passages it rests on.",
     "error": "Something did not go to plan; the method carried on where it could.",
 }
+
+
+def round_story(steps: Sequence[Step]) -> list[str]:
+    """One plain sentence per kind of step in a round, in the order they first happened: what a presenter
+    reads aloud. Labels, scores and routes stay with the steps themselves (shown on request)."""
+    kinds = dict.fromkeys(step.kind for step in steps)
+    return [STEP_CAPTIONS[kind] for kind in kinds if kind in STEP_CAPTIONS]

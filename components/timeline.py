@@ -45,14 +45,16 @@ def pick_round(iterations: list[int], *, key: str, trace_id: str = "", playable:
         st.session_state[key] = iterations[0] if playing else iterations[-1]
         st.session_state[f"{key}.trace"] = trace_id
     position = iterations.index(st.session_state[key])
-    prev_col, next_col, play_col, slider_col = st.columns([1, 1, 1, 6], vertical_alignment="bottom")
+    # without Play, no empty column: the buttons keep their width in a narrow place (the tour's stop column)
+    columns = st.columns([1, 1, 1, 6] if playable else [1, 1, 4], vertical_alignment="bottom")
+    prev_col, next_col, slider_col = columns[0], columns[1], columns[-1]
     prev_col.button("Prev", key=f"{key}.prev", disabled=position == 0, width="stretch",
                     on_click=_step, args=(key, iterations, -1))
     next_col.button("Next", key=f"{key}.next", disabled=position == len(iterations) - 1, width="stretch",
                     on_click=_step, args=(key, iterations, 1))
     if playable:
-        play_col.button("Pause" if playing else "Play", key=f"{key}.play", width="stretch",
-                        disabled=len(iterations) < 2, on_click=_toggle_play, args=(key, iterations))
+        columns[2].button("Pause" if playing else "Play", key=f"{key}.play", width="stretch",
+                          disabled=len(iterations) < 2, on_click=_toggle_play, args=(key, iterations))
     if len(iterations) > 1:
         slider_col.select_slider("Round", options=iterations, key=key, format_func=round_label)
     else:

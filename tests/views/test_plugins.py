@@ -69,7 +69,8 @@ def test_a_plugin_that_cannot_be_created_is_left_out_of_the_tour_which_goes_on(a
     at.button(key="demo.start").click().run()
     assert not at.exception
     assert any("Mine is left out of the tour" in e.value and "KeyError" in e.value for e in at.error)
-    assert "mine" not in at.session_state["demo.traces"] and "vanilla" in at.session_state["demo.traces"]
+    stops = [stop.method for stop in at.session_state["demo.tour"].stops]
+    assert "mine" not in stops and "vanilla" in stops
 
 
 def test_the_demo_tour_stops_at_a_plugin_method_too(app_home, open_app):
@@ -78,7 +79,7 @@ def test_the_demo_tour_stops_at_a_plugin_method_too(app_home, open_app):
     at.slider(key="demo.pace").set_value(0.5)
     at.button(key="demo.start").click().run()  # the tour plays to its end: the plugin, registered last
     assert not at.exception
-    assert list(at.session_state["demo.traces"])[-1] == "keyword_rerank"
+    assert at.session_state["demo.tour"].stops[-1].method == "keyword_rerank"
     assert at.radio(key="demo.stop").value == "keyword_rerank"
     assert any(s.value.endswith(": Keyword re-rank") for s in at.subheader)
     assert any(c.value == "BM25 fetches a wide pool; the chunks sharing most words with the question are read."

@@ -1,0 +1,136 @@
+"""The demo tour in a real browser, on a fresh server: how soon the first stop shows after Start, and
+whether each stop's answer and graph are on screen at the sizes people present on (issue 22).
+
+The server starts the way `make run` starts it: the demo pack's index is built first (by the CLI, in a
+new RAGSCOPE_HOME), nothing else is prepared — no question has been asked, no method has run.
+Screenshots go to tests/artifacts/ for a human to look at.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from paths import DEMO_PACK, ROOT
+from test_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, serve_app
+
+FIRST_STOP_BUDGET_S = 5.0
+SIZES = [(1280, 800), (1920, 1080)]
+MIN_VISIBLE_PX = 200  # of a box taller than that, at least this much must be inside the window
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed (make browser-deps)"),
+]
+
+
+@pytest.fixture(scope="module")
+def fresh_app(tmp_path_factory) -> Iterator[str]:
+    home = tmp_path_factory.mktemp("tour_home")
+    data = home / ".ragscope"
+    env = {**os.environ, "HOME": str(home), "RAGSCOPE_HOME": str(data), "HF_HUB_OFFLINE": "1"}
+    subprocess.run([sys.executable, "-m", "engine", "index", "--pack", str(DEMO_PACK)], cwd=ROOT, env=env,
+                   check=True, timeout=600, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with serve_app(home, data) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser(fresh_app, tmp_path_factory):
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM, headless=True,
+            args=CHROMIUM_ARGS)
+        yield context
+        context.close()
+
+
+def _start(browser, url: str, size: tuple[int, int]):
+    from playwright.sync_api import expect
+
+    page = browser.new_page()
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.goto(f"{url}/demo?pack=demo")
+    start = page.get_by_role("button", name="Start the tour")
+    expect(start).to_be_visible(timeout=60_000)
+    return page, start
+
+
+def _answer(page):
+    return page.locator("[class*='st-key-demo-stop'] [class*='answer-card']").first
+
+
+def _graph(page):
+    return page.locator("[class*='st-key-demo-stop'] iframe[title*='knowledge graph']").first
+
+
+def _visible_px(page, box) -> tuple[float, dict]:
+    """How many pixels of the element's height lie inside the window, and its box."""
+    rect = box.bounding_box()
+    assert rect is not None, "the element is not laid out"
+    height = page.viewport_size["height"]
+    return max(0.0, min(rect["y"] + rect["height"], height) - max(rect["y"], 0.0)), rect
+
+
+def _assert_on_screen(page, box, what: str) -> None:
+    seen, rect = _visible_px(page, box)
+    assert seen >= min(rect["height"], MIN_VISIBLE_PX), f"{what} is off screen: {rect} in {page.viewport_size}"
+    assert 0 <= rect["y"] < page.viewport_size["height"], f"the top of {what} is off screen: {rect}"
+
+
+def test_the_first_stop_shows_within_5_s_of_start_on_a_fresh_server(fresh_app, browser):
+    """Runs first, on the module's fresh server: no method has run in this process before Start."""
+    from playwright.sync_api import expect
+
+    page, start = _start(browser, fresh_app, SIZES[0])
+    began = time.perf_counter()
+    start.click()
+    expect(page.get_by_text("asking", exact=False).first).to_be_visible(timeout=10_000)
+    expect(page.get_by_text("Stop 1 of", exact=False)).to_be_visible(timeout=120_000)
+    expect(_answer(page)).to_be_visible(timeout=10_000)
+    elapsed = time.perf_counter() - began
+    (ARTIFACTS / "demo_tour_first_stop_seconds.txt").write_text(f"{elapsed:.2f}\n")
+    print(f"first stop after {elapsed:.2f} s")
+    page.get_by_role("button", name="Pause").click()
+    page.close()
+    assert elapsed <= FIRST_STOP_BUDGET_S, f"the first stop took {elapsed:.1f} s after Start"
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_each_stop_has_its_answer_and_graph_on_screen(fresh_app, browser, size):
+    from playwright.sync_api import expect
+
+    page, start = _start(browser, fresh_app, size)
+    began = time.perf_counter()
+    start.click()
+    expect(_answer(page)).to_be_visible(timeout=120_000)
+    print(f"first stop after {time.perf_counter() - began:.2f} s at {size[0]}x{size[1]}")
+    page.wait_for_timeout(1_500)  # the scroll, and the last redraw, settle
+    _assert_on_screen(page, _answer(page), "the answer card")
+    page.screenshot(path=str(ARTIFACTS / f"demo_tour_stop1_{size[0]}x{size[1]}.png"))
+    page.get_by_role("button", name="Pause").click()
+    expect(page.get_by_text("stops ready", exact=False)).to_have_count(0, timeout=300_000)  # all asked
+    stops = page.locator("[class*='st-key-demo-stop'] [role='radiogroup'] label")
+    graphs = 0
+    for i in range(stops.count()):
+        label = stops.nth(i).inner_text()
+        stops.nth(i).click()
+        expect(page.get_by_text(f"Stop {i + 1} of", exact=False)).to_be_visible(timeout=20_000)
+        page.wait_for_timeout(2_000)
+        _assert_on_screen(page, _answer(page), f"the answer card of {label}")
+        if _graph(page).count():
+            _assert_on_screen(page, _graph(page), f"the graph of {label}")
+            graphs += 1
+            name = re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
+            page.screenshot(path=str(ARTIFACTS / f"demo_tour_{name}_{size[0]}x{size[1]}.png"))
+    assert graphs, "no stop of the tour drew a graph"
+    page.close()
