@@ -42,6 +42,11 @@ class BackendError(RagscopeError):
     """A model backend failed to load or to answer."""
 
 
+class ServerUnreachable(BackendError):
+    """A model server could not be reached (connection refused, unknown host, no answer in time): the run
+    stops asking it at the first such failure instead of failing every later call the same way (issue 22)."""
+
+
 class RunCancelled(RagscopeError):
     """The user stopped a run; the steps yielded so far are kept."""
 

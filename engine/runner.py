@@ -19,7 +19,7 @@ from functools import cached_property
 from typing import Any
 
 from engine.codec import SURROGATE, to_jsonable
-from engine.errors import QuestionError, RagscopeError, RunCancelled
+from engine.errors import QuestionError, RagscopeError, RunCancelled, ServerUnreachable
 from engine.knowledge.records import Pack
 from engine.live import Partial, listening
 from engine.tools.bundle import ToolBundle, build_tools
@@ -231,7 +231,10 @@ class Run:
         except Exception as exc:  # a method bug must not take the app down
             if not isinstance(exc, RagscopeError):
                 log.exception("method %s failed", self.method.id)
-            message = f"{type(exc).__name__}: {exc}"
-            yield ErrorStep(iteration=iteration, title="Run failed", message=message, recoverable=False)
+            if isinstance(exc, ServerUnreachable):  # said once, not once per call left (issue 22)
+                title, message = "Model server unreachable: run stopped", f"{exc}; nothing more was asked"
+            else:
+                title, message = "Run failed", f"{type(exc).__name__}: {exc}"
+            yield ErrorStep(iteration=iteration, title=title, message=message, recoverable=False)
             yield AnswerStep(iteration=iteration, title="Refused: the run failed", text=IDK, refused=True,
                              backend=self.ctx.tools.backend, model=self.ctx.tools.model)

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import httpx2
 import openai
 
-from engine.errors import BackendError
+from engine.errors import BackendError, ServerUnreachable
 from engine.trace import TokenLogprob
 
 T = TypeVar("T")
@@ -87,8 +87,8 @@ class Server:
         try:
             yield
         except openai.APITimeoutError as exc:
-            raise BackendError(f"{exc.request.url} did not answer within {self.timeout_s:g} s — the server may be "
-                               "overloaded or the model still loading; raise the timeout or try again") from exc
+            raise ServerUnreachable(f"{exc.request.url} did not answer within {self.timeout_s:g} s — the server may "
+                                    "be overloaded or the model still loading; raise the timeout or try again") from exc
         except openai.APIConnectionError as exc:
             raise unreachable(self.base_url, exc) from exc
         except openai.APIStatusError as exc:
@@ -228,7 +228,7 @@ def _nonsense(url: str, what: str, text: str) -> BackendError:
     return BackendError(f"{url} answered something that is not {what}: {excerpt!r}")
 
 
-def unreachable(base_url: str, exc: openai.APIConnectionError) -> BackendError:
+def unreachable(base_url: str, exc: openai.APIConnectionError) -> ServerUnreachable:
     cause = exc.__cause__
     text = str(cause or exc.message)
     lowered = text.lower()
@@ -240,7 +240,7 @@ def unreachable(base_url: str, exc: openai.APIConnectionError) -> BackendError:
         reason = "the server closed the connection without answering"
     else:
         reason = text or type(cause).__name__
-    return BackendError(f"cannot reach {base_url}: {reason} — {_START_HINT}")
+    return ServerUnreachable(f"cannot reach {base_url}: {reason} — {_START_HINT}")
 
 
 def _server_message(response: httpx2.Response) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
 
@@ -22,6 +24,10 @@ from engine.errors import BackendError
 _QUERY_CACHE_SIZE = 4096
 # texts per forward pass: a GPU is only kept busy by large batches; on CPU larger ones only cost memory
 _BATCH_SIZE = {"cpu": 64, "cuda": 256}
+# Up to this many texts (a query, a round's phrases, a few chunks' sentences) are encoded on one CPU
+# thread: torch's default, a spinning thread per core, made such calls 10-20× slower on a busy 2-core
+# machine (issue 22: 0.09 s → 1.2 s for five phrases; a RAS question 3 s → 35 s). Index builds keep it.
+_ONE_THREAD_TEXTS = 64
 
 
 def select_device() -> str:
@@ -90,12 +96,28 @@ class Embedder(Embeddings):
         """(n, d) float32, L2-normalised."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        with self._lock:  # one encoder shared by all sessions; torch is not re-entrant here
+        # one encoder shared by all sessions; torch is not re-entrant here
+        with self._lock, self._threads(len(texts)):
             vectors = self._model.encode(
                 texts, batch_size=self.batch_size, normalize_embeddings=True,
                 convert_to_numpy=True, show_progress_bar=False,
             )
         return vectors.astype(np.float32, copy=False)
+
+    @contextmanager
+    def _threads(self, texts: int) -> Iterator[None]:
+        """One torch thread for a small CPU batch (the thread count is process-wide: restored after)."""
+        import torch
+
+        if self.device != "cpu" or texts > _ONE_THREAD_TEXTS or torch.get_num_threads() == 1:
+            yield
+            return
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
 
     def encode_queries(self, texts: list[str]) -> np.ndarray:
         """Like `encode`, but repeated queries (evaluation, step-through) hit a cache."""

@@ -7,6 +7,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from engine.errors import ServerUnreachable
 from engine.live import reply_sink
 from engine.llm.chat import (
     AttentiveChatModel,
@@ -36,7 +37,8 @@ def call_model(
     chat: ChatModel, messages: Sequence[Message], settings: GenerationSettings, role: str,
     segments: Sequence[PromptSegment] | None = None,
 ) -> ModelReply:
-    """Call the model (with attention when `segments` are given and it captures it); never raises.
+    """Call the model (with attention when `segments` are given and it captures it); never raises, but
+    for a server that cannot be reached (`ServerUnreachable`), which ends the run.
 
     A failed call still gets an `llm_call` step, so the prompt that was sent stays inspectable.
     """
@@ -45,6 +47,8 @@ def call_model(
     try:
         completion, attention = _complete(chat, messages, settings, role, segments)
         text = completion.text if isinstance(completion.text, str) else ""
+    except ServerUnreachable:
+        raise  # every later call would fail the same way: the run stops here and says so once (issue 22)
     except Exception as exc:  # backends should raise BackendError, but a tool must never crash a run
         latency = (time.perf_counter() - started) * 1000
         label = f"{getattr(chat, 'backend', '?')}: {getattr(chat, 'model', '?')}"

@@ -20,7 +20,7 @@ import httpx2
 import openai
 import pytest
 
-from engine.errors import BackendError
+from engine.errors import BackendError, ServerUnreachable
 from engine.llm.chat import ChatModel, GenerationSettings, Message, StreamingChatModel
 from engine.llm.openai import OpenAIChatModel, check_connection, check_model, normalise_base_url
 from engine.llm.openai_client import unreachable
@@ -49,10 +49,11 @@ def streamed(model: OpenAIChatModel, settings: GenerationSettings = GenerationSe
     return pieces
 
 
-def failure(call: Any) -> str:
-    with pytest.raises(BackendError) as caught:
+def failure(call: Any, kind: type[BackendError] = BackendError) -> str:
+    """The message of the engine error `call` raises, checked to be a `kind` (ServerUnreachable ends a run)."""
+    with pytest.raises(kind) as caught:
         call()
-    assert type(caught.value) is BackendError  # nothing from openai or httpx2 escapes
+    assert type(caught.value).__module__ == "engine.errors"  # nothing from openai or httpx2 escapes
     return str(caught.value)
 
 
@@ -270,7 +271,8 @@ def test_a_slow_server_times_out_once_with_the_limit_in_the_message(
 ) -> None:
     chat_server.replies = [reply]
     started = time.perf_counter()
-    assert f"{chat_server.url}{path} did not answer within 0.2 s — " in failure(lambda: call(chat_server.url))
+    message = failure(lambda: call(chat_server.url), ServerUnreachable)  # a run stops asking a server this slow
+    assert f"{chat_server.url}{path} did not answer within 0.2 s — " in message
     assert time.perf_counter() - started < 0.45  # not retried: each retry would cost another full timeout
     assert len(chat_server.requests) == 1
 
@@ -449,7 +451,7 @@ def test_a_request_refused_with_and_without_logprobs_fails_and_leaves_logprobs_a
 def test_an_unreachable_port_says_connection_refused_and_how_to_start_a_server(
     closed_port_url: str, waits: list[float],
 ) -> None:
-    message = failure(lambda: OpenAIChatModel(closed_port_url, MODEL).complete(QUESTION))
+    message = failure(lambda: OpenAIChatModel(closed_port_url, MODEL).complete(QUESTION), ServerUnreachable)
     assert message == (f"cannot reach {closed_port_url}/v1: connection refused — is the server running? "
                        "(vLLM: `vllm serve MODEL`, Ollama: `ollama serve`)")
     assert len(waits) == 2 and sum(waits) <= 0.5 + 1  # a restarting server gets two quick retries, no more

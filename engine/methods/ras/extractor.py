@@ -4,9 +4,16 @@ pack's relation vocabulary.
 [decide] pack entity mentions per sentence (names + aliases, pronouns resolved to the page's own entity or
 the last subject, years as literals); the first mention is the subject; each later mention is an object
 whose relation phrase is the text since the previous mention (a list ', and' reuses the previous phrase).
-The phrase loses function words and copulas and keeps its last MAX_PHRASE_WORDS words ('was a French
-physicist born in' → 'physicist born in'); it maps onto the pack's relation vocabulary by MiniLM cosine
->= REL_THRESHOLD, else becomes a generic verb-phrase relation; at most MAX_TRIPLES_PER_CHUNK per chunk.
+The phrase is the gap's last clause without function words, copulas and time adverbs, from its last verb
+on ('was a French physicist born in' → 'born in'), else its last MAX_PHRASE_WORDS words when they end in a
+preposition ('the largest city of' → 'largest city of') or come before a copula ('her doctoral advisor was'
+→ 'doctoral advisor'). A gap that holds no relation phrase gives no triple
+(issue 22: 'Sommerfeld –today→ Kaliningrad'): only prepositions or adverbs ('with', 'today'), a noun phrase
+without a verb or a closing preposition ('two new elements'), or a capitalised word (a name the pack does
+not know stands between the two mentions) after anything but a verb and its prepositions ('rises in [the
+Black Forest in] Germany' keeps 'rises in'). The phrase
+maps onto the pack's relation vocabulary by MiniLM cosine >= REL_THRESHOLD, else stays a verb-phrase
+relation; at most MAX_TRIPLES_PER_CHUNK per chunk.
 """
 
 from __future__ import annotations
@@ -31,9 +38,18 @@ MAX_PHRASE_WORDS = 3
 YEAR = re.compile(r"(?<!\d)(1[0-9]{3}|20[0-9]{2})(?!\d)")
 _PRONOUN = re.compile(r"\b(he|she|it|they|his|her|its|their)\b", re.IGNORECASE)
 _LIST_GAP = re.compile(r"^\W*(?:,|and|or|,\s*and|,\s*or)?\W*$", re.IGNORECASE)
-# pronouns, relative words and copulas; prepositions stay: they carry the relation ("moved to")
+# pronouns, relative words, copulas and time adverbs; prepositions stay: they carry the relation ("moved to")
 _STOP = frozenset("the a an who which that then also later he she it they his her its their where when "
-                  "was is were are been be being has have had and".split())
+                  "was is were are been be being has have had and today now still once formerly currently "
+                  "soon already again mainly only".split())
+_PREPOSITIONS = frozenset("of in at on to from by with for into onto through across along past near under over "
+                          "about after before between during since until within without around beyond toward "
+                          "towards upon against among via as like".split())
+_COPULAS = frozenset("is was are were".split())
+# English verbs whose past or participle does not end in -ed (closed class, not a pack's vocabulary)
+_IRREGULAR = frozenset("born led left held won went became begun began took taken gave given wrote written made "
+                       "met built grew grown ran taught saw seen found known drew drawn rose risen lay fell fought "
+                       "brought bought sold sent spent stood thought told kept lost paid said shared".split())
 _CLAUSE = re.compile(r"[,;()]|\b(?:who|whom|whose|which|that)\b", re.IGNORECASE)
 
 
@@ -72,17 +88,15 @@ class OfflineExtractor(Extractor):
             last_subject = subject[2]
             phrase = ""
             for prev, cur in zip(items, items[1:]):
-                gap = sentence[prev[1]:cur[0]]
-                if not (_LIST_GAP.match(gap) and phrase):
-                    phrase = gap
-                if cur[2] != subject[2]:
+                phrase = _next_phrase(sentence[prev[1]:cur[0]], phrase)
+                if cur[2] != subject[2] and phrase:
                     raw.append((subject[2], phrase, cur[2], cur[3]))
         return Extraction(self._relations(raw)[: self.cap])
 
     def _relations(self, raw: list[tuple[str, str, str, bool]]) -> tuple[Triple, ...]:
         if not raw:
             return ()
-        phrases = [_clean(p) for _, p, _, _ in raw]
+        phrases = [p for _, p, _, _ in raw]
         vocab = self._vocab_vectors()
         uniq = sorted({p for p in phrases if p})
         # a pack without triples (an imported QA set) has no vocabulary: every relation stays a phrase
@@ -130,9 +144,52 @@ def _sentence_mentions(sentence: str, mentions: _Mentions, referent: str | None)
     return [x for x in items if not names or x[0] >= names[0][0]]
 
 
-def _clean(phrase: str) -> str:
-    """The relation phrase: the last clause of the gap ('chemist who later moved to' → 'moved to')."""
-    clauses = [c for c in _CLAUSE.split(phrase) if alpha_words(c or "")]
-    words = [w.lower() for w in alpha_words(clauses[-1] if clauses else "")]
-    words = [w for w in words if w not in _STOP]
-    return " ".join(words[-MAX_PHRASE_WORDS:])
+def _next_phrase(gap: str, before: str) -> str:
+    """The relation phrase of the next mention: a list gap (', and') keeps `before`; prepositions alone
+    keep its verb ('born in' 1867 'in' Warsaw → 'born in'; 'shared' the prize 'with' X → 'shared with')."""
+    if before and _LIST_GAP.match(gap):
+        return before
+    found = _clean(gap)
+    if found or not before:
+        return found
+    words = [w.lower() for w in alpha_words(gap) if w.lower() not in _STOP]
+    verb = before.split()[0]
+    if words and all(w in _PREPOSITIONS for w in words) and _is_verb(verb, first=True):
+        return " ".join([verb, *words])
+    return ""
+
+
+def _clean(gap: str) -> str:
+    """The relation phrase of the gap between two mentions, '' when it holds none (module docstring):
+    'chemist who later moved to' → 'moved to'."""
+    clauses = [c for c in _CLAUSE.split(gap) if alpha_words(c or "")]
+    written = alpha_words(clauses[-1] if clauses else "")
+    name = next((i for i, w in enumerate(written) if _is_name(written, i)), None)
+    words = [w.lower() for w in written[:name] if w.lower() not in _STOP]
+    first = bool(words) and words[0] == written[0].lower()
+    if name is not None:  # only 'rises in' [the Black Forest in] Germany: a verb and its prepositions
+        simple = len(words) >= 2 and _is_verb(words[0], first) and all(w in _PREPOSITIONS for w in words[1:])
+        return " ".join(words) if simple else ""
+    verbs = [i for i, w in enumerate(words) if _is_verb(w, first=(i == 0 and first))]
+    if verbs and len(words) - verbs[-1] <= MAX_PHRASE_WORDS + 1:
+        return " ".join(words[verbs[-1]:])
+    if len(words) >= 2 and words[-1] in _PREPOSITIONS and words[-2] not in _PREPOSITIONS:
+        return " ".join(words[-MAX_PHRASE_WORDS:])
+    if words and written[-1].lower() in _COPULAS and words[-1] not in _PREPOSITIONS:
+        return " ".join(words[-MAX_PHRASE_WORDS:])  # 'her doctoral advisor was' Y: Y is her doctoral advisor
+    return ""
+
+
+def _is_name(words: Sequence[str], i: int) -> bool:
+    """A capitalised word that is no adjective before a lower-case noun ('French physicist', 'Nobel laureates')."""
+    if not words[i][0].isupper():
+        return False
+    after = words[i + 1] if i + 1 < len(words) else ""
+    return not (after[:1].islower() and after.lower() not in _STOP and after.lower() not in _PREPOSITIONS)
+
+
+def _is_verb(word: str, first: bool) -> bool:
+    """A verb by its form: -ed or an irregular past; an -s form only right after the subject ('flows')."""
+    if word in _IRREGULAR or (len(word) > 4 and word.endswith("ed")):
+        return True
+    return first and len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is"))

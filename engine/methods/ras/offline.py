@@ -10,7 +10,11 @@
 - [SUFFICIENT] when the reader answers the fully rewritten question with confidence >= `sufficiency`
   (an answer that merely repeats a name in the question never counts), or when there is nothing new to
   ask: a question without relational phrases falls back to the bridge entity of the last round's
-  triples whose relation is closest to the question.
+  triples whose relation is closest to the question, asked as 'What links <entity> to <question
+  entity>?' (issue 22: pasting the entity before the question's leftover words read as nonsense);
+- a phrase's answer is written into the question only if it names someone else: not a name of the
+  question nor an alias of one, capitalised where a person or place is asked for, and no institution or
+  place where a person is ('Where was Princeton University born?').
 The answerer resolves the same way over everything read and reads the rewritten question (falling back
 to the original one).
 - the offline reader reads the chunks, not the graph's triples: offline triples are noisy (a relation
@@ -33,6 +37,7 @@ from engine.retrieval.embedder import Embedder
 from engine.tools.base import QuestionClassifier, Reader, Reading, echoes_question
 from engine.tools.llm_call import one_line
 from engine.tools.offline_reader import Gazetteer, Hop, question_hop
+from engine.tools.offline_reader.lexicon import GEO_WORDS, INSTITUTION_WORDS
 from engine.methods.ras.base import Answerer, Plan, Planner, Round
 from engine.methods.ras.extractor import YEAR
 from engine.trace import DecisionStep, Hit, Step
@@ -96,12 +101,24 @@ def resolve(question: str, reader: Reader, kg: KnowledgeGraph, graph: QueryGraph
         steps += reading.steps
         needed = BRIDGE_CONFIDENCE if asked else trust
         if reading.refused or reading.confidence < needed or hop.phrase not in working \
-                or any(fold(reading.answer) in fold(text) for text in (question, working)):
+                or not _names_another(reading.answer, hop, graph, (question, working)):
             return Resolution(working, tuple(bridges), hop, tuple(citations), tuple(steps))
         working = working.replace(hop.phrase, reading.answer, 1)
         bridges.append((hop.phrase, reading.answer))
         citations += reading.citations
     return Resolution(working, tuple(bridges), None, tuple(dict.fromkeys(citations)), tuple(steps))
+
+
+def _names_another(answer: str, hop: Hop, graph: QueryGraph, texts: Sequence[str]) -> bool:
+    """An answer fit to be written into the question: not a name the question already gives (nor an
+    alias of one), a capitalised name where the phrase asks for a person or a place ('physics' is neither),
+    and no institution or place where it asks for a person (the reader's word lists)."""
+    names = {answer, graph.alias_of(answer) or answer}
+    if any(fold(name) in fold(text) for name in names for text in texts):
+        return False
+    if hop.kind == "person" and {w.lower() for w in answer.split()} & (INSTITUTION_WORDS | GEO_WORDS):
+        return False  # 'Princeton University' is no one's doctoral advisor
+    return answer[:1].isupper() or answer[:1].isdigit() or hop.kind not in ("person", "place")
 
 
 class MemoReader(Reader):
@@ -150,10 +167,13 @@ class OfflinePlanner(Planner):
             return Plan("subq", target, why, steps)
         mentioned = self._mentions(question, graph)
         bridge = self._bridge(question, rounds, graph, mentioned)
-        if not bridge:
+        if bridge is None:
             return Plan("sufficient", "", "nothing new to ask; answering from the graph so far", steps)
-        return Plan("subq", f"{bridge} {unresolved(question, mentioned)}".strip(),
-                    f"bridge entity {bridge!r} found in round {len(rounds)}", steps)
+        (anchor, relation, other), asked_about = bridge, f"What links {bridge[2]} to {bridge[0]}?"
+        if fold(asked_about) in asked:
+            return Plan("sufficient", "", "nothing new to ask; answering from the graph so far", steps)
+        return Plan("subq", asked_about, f"bridge entity {other!r} found in round {len(rounds)} "
+                    f"({anchor} –{relation}→ {other})", steps)
 
     def _mentions(self, question: str, graph: QueryGraph) -> list[str]:
         found = [link.mention for link in entity_linker(self.kg, self.embedder).link(question)]
@@ -162,23 +182,25 @@ class OfflinePlanner(Planner):
                   if len(n) > 2 and re.search(rf"(?<!\w){re.escape(n.lower())}(?!\w)", low)]
         return list(dict.fromkeys(found))
 
-    def _bridge(self, question: str, rounds: Sequence[Round], graph: QueryGraph, mentioned: Sequence[str]) -> str:
-        """An entity the last round linked to a question entity, by the relation closest to the question."""
+    def _bridge(self, question: str, rounds: Sequence[Round], graph: QueryGraph,
+                mentioned: Sequence[str]) -> tuple[str, str, str] | None:
+        """(question entity, relation, entity) the last round linked, by the relation closest to the
+        question; both are names (capitalised: a common noun such as 'physics' is not asked about)."""
         mentions = {fold(m) for m in mentioned}
         anchors = {graph.canonical(m)[0] for m in mentioned}
         used = " ".join(r.subquery.lower() for r in rounds)
-        options: list[tuple[str, str]] = []
+        options: list[tuple[str, str, str]] = []
         for t in rounds[-1].triples:
             for end, other in ((t.head, t.tail), (t.tail, t.head)):
                 if end in anchors and fold(other) not in mentions and other.lower() not in used \
-                        and not YEAR.fullmatch(other):
-                    options.append((other, t.relation))
+                        and not YEAR.fullmatch(other) and other[:1].isupper() and end[:1].isupper():
+                    options.append((end, t.relation, other))
         if not options:
-            return ""
-        rels = sorted({r for _, r in options})
+            return None
+        rels = sorted({r for _, r, _ in options})
         vecs = self.embedder.encode_queries([unresolved(question, mentioned), *[r.replace("_", " ") for r in rels]])
         sim = dict(zip(rels, (vecs[1:] @ vecs[0]).tolist()))
-        return max(options, key=lambda o: sim[o[1]])[0]
+        return max(options, key=lambda o: sim[o[1]])
 
 
 def unresolved(question: str, mentions: Sequence[str]) -> str:
