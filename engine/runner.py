@@ -13,6 +13,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from dataclasses import replace
 from datetime import datetime, timezone
 from functools import cached_property
@@ -25,6 +26,7 @@ from engine.live import Partial, listening
 from engine.tools.bundle import ToolBundle, build_tools
 from engine.methods.base import Method, RunContext, get_method
 from engine.params import build_params
+from engine.priority import Priority
 from engine.retrieval.suite import Retrieval, open_retrieval
 from engine.settings import Settings
 from engine.tools.base import IDK
@@ -59,6 +61,7 @@ class Workbench:
         self.backend = backend
         self.backend_options = dict(backend_options or {})
         self._tools_lock = threading.Lock()
+        self.priority = Priority()  # the warm-up's runs wait while a run someone asked for is going
 
     @cached_property
     def retrieval(self) -> Retrieval:
@@ -74,8 +77,9 @@ class Workbench:
         return build_tools(self.backend, self.pack, self.retrieval, self.backend_options)
 
     def start(self, question: str, method: str, params: dict[str, Any] | None = None,
-              question_id: str = "", cancel: threading.Event | None = None) -> Run:
-        """Validate everything up front (bad input raises here), then hand back a runnable Run."""
+              question_id: str = "", cancel: threading.Event | None = None, *, background: bool = False) -> Run:
+        """Validate everything up front (bad input raises here), then hand back a runnable Run.
+        A `background` run (the warm-up) pauses between steps while any other run is going."""
         text = validate_question(question, self.settings.max_question_chars)
         chosen = get_method(method)
         built = build_params(chosen.Params, params)
@@ -87,7 +91,7 @@ class Workbench:
             model=self.tools.model, pack=self.pack.info.name, params=to_jsonable(built),
             started=datetime.now(timezone.utc).isoformat(timespec="seconds"), question_id=question_id,
         )
-        return Run(head, chosen, ctx, calibrated=self.calibrated)
+        return Run(head, chosen, ctx, calibrated=self.calibrated, priority=self.priority, background=background)
 
     def ask(self, question: str, method: str, params: dict[str, Any] | None = None,
             question_id: str = "") -> Trace:
@@ -109,11 +113,14 @@ class Run:
     notices the stop at its next step and ends with a "Stopped" step, its latency the true one.
     """
 
-    def __init__(self, head: Trace, method: Method, ctx: RunContext, *, calibrated: bool = True):
+    def __init__(self, head: Trace, method: Method, ctx: RunContext, *, calibrated: bool = True,
+                 priority: Priority | None = None, background: bool = False):
         self.head = head
         self.method = method
         self.ctx = ctx
         self.calibrated = calibrated
+        self.priority = priority or Priority()
+        self.background = background
         self.steps: list[Step] = []
         self._latency_ms = 0.0
         self._stream: Iterator[Step] | None = None
@@ -204,12 +211,17 @@ class Run:
         return event
 
     def _stamped(self) -> Iterator[Step]:
-        started = time.perf_counter()
-        for step in self._guarded():
-            stamped = replace(step, elapsed_ms=round((time.perf_counter() - started) * 1000, 2))
-            self.steps.append(stamped)
-            self._latency_ms = stamped.elapsed_ms
-            yield stamped
+        with nullcontext() if self.background else self.priority.foreground():
+            if self.background:
+                self.priority.wait_turn(self.ctx.cancel)
+            started = time.perf_counter()
+            for step in self._guarded():
+                stamped = replace(step, elapsed_ms=round((time.perf_counter() - started) * 1000, 2))
+                self.steps.append(stamped)
+                self._latency_ms = stamped.elapsed_ms
+                yield stamped
+                if self.background:
+                    self.priority.wait_turn(self.ctx.cancel)
 
     def _settled(self, answer: AnswerStep) -> AnswerStep:
         """Offline answers get their calibrated confidence, and become refusals below `min_confidence`."""

@@ -74,10 +74,12 @@ class Tour:
         self.methods = tour_order(methods)
         self._save = save
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)  # a stop arrived, or the asking ended
         self._stops: list[TourStop] = []
         self._left_out: list[str] = []
         self._asking: str | None = None
         self._error = ""
+        self._ended = False
         self._cancel = threading.Event()
         self._thread = threading.Thread(target=self._run, name="ragscope-tour", daemon=True)
 
@@ -91,6 +93,13 @@ class Tour:
 
     def wait(self, timeout: float | None = None) -> None:
         self._thread.join(timeout)
+
+    def wait_for_stop(self, seen: int, timeout: float) -> bool:
+        """Block until there are more than `seen` stops or the asking ended (True), or `timeout` passed.
+        A page waiting here instead of polling leaves the CPU to the asking (a whole-page rerun every
+        half second slowed a fresh server's first stop by seconds)."""
+        with self._changed:
+            return self._changed.wait_for(lambda: len(self._stops) > seen or self._ended, timeout)
 
     @property
     def stops(self) -> tuple[TourStop, ...]:
@@ -138,12 +147,15 @@ class Tour:
                 with self._lock:
                     self._stops.append(stop)
                     self._asking = None
+                    self._changed.notify_all()
         except Exception as exc:  # the tour must not take the app down; the page says what went wrong
             log.exception("the demo tour failed")
             self._error = f"{type(exc).__name__}: {exc}"
         finally:
             with self._lock:
                 self._asking = None
+                self._ended = True
+                self._changed.notify_all()
 
     def _find_stop(self, method: str, used: set[str]) -> TourStop | None:
         """The first question `method` answers right; else its best try (answered beats refused)."""

@@ -1,5 +1,6 @@
-"""Prepare a workbench in the background when the app starts: the index, the tools and every method
-once, so the first question a user asks does not sit behind a bare progress bar.
+"""Prepare a workbench in the background when the app starts: the index, the sentence encoder, the tools
+and every method once, so the first question a user asks does not sit behind a bare progress bar. Its
+runs are background runs: they pause between steps while a run someone asked for is going.
 
 Only the offline backend's methods are run (a model backend would spend generation on a question no
 one asked); its index and tools are still prepared. At interpreter exit the warm-up is cancelled and
@@ -19,6 +20,7 @@ from engine.errors import RagscopeError
 from engine.methods import method_ids
 from engine.retrieval.index import IndexProgress, with_eta
 from engine.runner import Workbench
+from engine.tour import tour_order
 
 log = logging.getLogger(__name__)
 EXIT_WAIT_S = 60.0
@@ -78,15 +80,17 @@ class Warmup:
         try:
             self._stage = "indexing the pack"
             bench.retrieval.ensure_index(with_eta(self._indexing))
+            self._stage = "loading the sentence encoder"
+            question = bench.pack.questions[0].question if bench.pack.questions else "What is this pack about?"
+            bench.retrieval.embedder.encode_queries([question])  # every method's first step needs it
             self._stage = "loading the tools"
             _ = bench.tools
             if bench.backend == "offline":
-                question = bench.pack.questions[0].question if bench.pack.questions else "What is this pack about?"
-                for method in method_ids():
+                for method in tour_order(method_ids()):  # the quickest first, as the tour asks them
                     self._check()
                     self._stage = f"first run of {method}"
                     try:
-                        run = bench.start(question, method, cancel=self._cancel)
+                        run = bench.start(question, method, cancel=self._cancel, background=True)
                     except RagscopeError as exc:  # a user's method that cannot be created warms nothing up
                         log.warning("warm-up skipped %s: %s", method, exc)
                         continue

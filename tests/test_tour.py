@@ -65,3 +65,16 @@ def test_stop_keeps_the_stops_asked_so_far_and_asks_no_more(mini_pack, settings)
     tour.wait(120)
     assert tour.done and tour.progress() == (tour.stops, None)
     assert [s.method for s in tour.stops] == ["vanilla"] and [t.id for t in saved] == [tour.stops[0].trace.id]
+
+
+def test_a_page_waiting_for_a_stop_wakes_when_it_arrives_not_at_its_timeout(mini_pack, settings):
+    bench = GatedWorkbench(mini_pack, settings, "vanilla")  # the first stop waits for the gate
+    tour = Tour(bench, method_ids(), save=lambda trace: None).start()
+    assert not tour.wait_for_stop(0, 0.3)  # nothing yet: the timeout
+    threading.Timer(0.3, bench.gate.set).start()
+    began = time.perf_counter()
+    assert tour.wait_for_stop(0, 60.0) and len(tour.stops) >= 1
+    assert time.perf_counter() - began < 30.0  # woken by the stop, long before the timeout
+    tour.stop()
+    tour.wait(120)
+    assert tour.wait_for_stop(len(tour.stops), 60.0)  # the asking has ended: no wait at all

@@ -27,6 +27,7 @@ from engine.trace import AnswerStep, Trace
 
 PACE_SECONDS = 3.0  # per round by default: time to read a caption aloud
 POLL_SECONDS = 0.5  # how often the page looks for a stop that has just been asked
+WAIT_SECONDS = 1.5  # the longest a playing tour waits for its first stop before redrawing (Stop acts then)
 _PLAYING = "demo.playing"
 _STOP = "demo.stop"
 _NEXT_STOP = "demo.next_stop"
@@ -92,10 +93,11 @@ def _advance(tour: Tour, traces: dict[str, Trace], method: str) -> bool:
     if position + 1 < len(iterations):
         st.session_state[f"{key}.pending"] = iterations[position + 1]  # applied before the slider is drawn
         return True
-    order = list(traces)
+    stops = {stop.method: stop.trace for stop in tour.stops}  # now: more may have arrived since the page began
+    order = list(stops)
     if order.index(method) + 1 < len(order):
         following = order[order.index(method) + 1]
-        _go_to_stop(following, traces[following])
+        _go_to_stop(following, stops[following])
         return True
     return not tour.done
 
@@ -208,7 +210,10 @@ with st.container(key=STOP_BOX):
         shown_round = _draw_stop(traces[stop], stop, order.index(stop) + 1, total, pace if playing else None)
         st.iframe(_SCROLL.format(stop=order.index(stop), round=shown_round, box=STOP_BOX), height=1)
 if playing:
-    time.sleep(pace if shown_round is not None else POLL_SECONDS)
-    if shown_round is not None and not _advance(tour, traces, stop):
-        st.session_state[_PLAYING] = False
+    if shown_round is None:  # the first stop is being asked: wake the moment it is ready
+        tour.wait_for_stop(len(traces), WAIT_SECONDS)
+    else:
+        time.sleep(pace)
+        if not _advance(tour, traces, stop):
+            st.session_state[_PLAYING] = False
     st.rerun()

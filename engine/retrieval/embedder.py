@@ -81,10 +81,14 @@ class Embedder(Embeddings):
 
     @cached_property
     def _model(self):
-        from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging
 
+        from engine.retrieval.mean_pooling import MeanPoolingEncoder, is_plain_mean_pooling
+
         hf_logging.disable_progress_bar()  # a weights bar per load would clutter CLI and logs
+        if is_plain_mean_pooling(self.path):  # MiniLM and most sentence encoders: no sentence-transformers import
+            return MeanPoolingEncoder(self.path, self.device)
+        from sentence_transformers import SentenceTransformer
 
         return SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
 
