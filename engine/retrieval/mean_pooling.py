@@ -119,8 +119,8 @@ class _Bert:
         self.layers = int(config["num_hidden_layers"])
         self.eps = float(config.get("layer_norm_eps", 1e-12))
         self.max_length = int(config.get("max_position_embeddings", 512))
-        weights = load_file(str(folder / "model.safetensors"), device=device)
-        self.w = {name.removeprefix("bert."): tensor.float() for name, tensor in weights.items()}
+        weights = load_file(str(folder / "model.safetensors"))
+        self.w = {name.removeprefix("bert."): tensor.float().to(device) for name, tensor in weights.items()}
         self.device = device
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.no_padding()

@@ -38,17 +38,31 @@ def test_asking_for_cuda_without_a_gpu_says_how_to_fix_it(gpu, monkeypatch):
         select_device()
 
 
-def test_the_model_loads_on_the_chosen_device_with_a_batch_size_for_it(gpu, monkeypatch):
+def test_the_model_loads_on_the_chosen_device_with_a_batch_size_for_it(gpu, monkeypatch, tmp_path):
+    import shutil
+
+    from engine.retrieval.embedder import default_embedder_path
+
     loaded = {}
 
     class FakeSentenceTransformer:
         def __init__(self, path: str, device: str, local_files_only: bool):
-            loaded.update(device=device, local_files_only=local_files_only)
+            loaded["sentence-transformers"] = (device, local_files_only)
+
+    class FakeMeanPooling:
+        def __init__(self, folder, device: str):
+            loaded["mean-pooling"] = device
 
     monkeypatch.setattr("sentence_transformers.SentenceTransformer", FakeSentenceTransformer)
+    monkeypatch.setattr("engine.retrieval.mean_pooling.MeanPoolingEncoder", FakeMeanPooling)
     gpu(True)
-    on_gpu = Embedder()
-    assert isinstance(on_gpu._model, FakeSentenceTransformer)
-    assert loaded == {"device": "cuda", "local_files_only": True} and on_gpu.batch_size == 256
+    on_gpu = Embedder()  # MiniLM: a plain mean-pooling model, encoded without sentence-transformers
+    assert isinstance(on_gpu._model, FakeMeanPooling) and loaded == {"mean-pooling": "cuda"}
+    assert on_gpu.batch_size == 256
+    other = tmp_path / "cls-pooled"  # any other layout still loads with sentence-transformers
+    shutil.copytree(default_embedder_path(), other)
+    (other / "1_Pooling" / "config.json").write_text('{"pooling_mode_cls_token": true}')
+    assert isinstance(Embedder(other)._model, FakeSentenceTransformer)
+    assert loaded["sentence-transformers"] == ("cuda", True)
     gpu(False)
     assert Embedder().batch_size == 64 and Embedder(batch_size=8).batch_size == 8
