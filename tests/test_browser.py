@@ -18,6 +18,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -92,18 +93,28 @@ def _wait_healthy(url: str) -> None:
     pytest.fail("the app did not answer /_stcore/health within 60 s")
 
 
-@pytest.fixture(scope="module")
-def browser(app):
+@contextmanager
+def chromium(profile: Path, width: int = 1400, height: int = 2200, **options: Any) -> Iterator[Any]:
+    """Debian's Chromium, headless, through Playwright, with its own profile folder (a browser context);
+    screenshots go to ARTIFACTS, which exists once this is open."""
     from playwright.sync_api import sync_playwright
 
-    _, home = app
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
         context = p.chromium.launch_persistent_context(
-            str(home / "chromium-profile"), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": 1400, "height": 2200})
+            str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+            viewport={"width": width, "height": height}, **options)
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+@pytest.fixture(scope="module")
+def browser(app):
+    _, home = app
+    with chromium(home / "chromium-profile") as context:
         yield context
-        context.close()
 
 
 def _ask(page, url: str, question: str, method_label: str | None = None, pack: str = "demo") -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from engine.runs import RunStore
 from engine.trace import AnswerStep, Trace
-from test_browser import ANSWER_TIMEOUT_MS, ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, serve_app
+from test_browser import ANSWER_TIMEOUT_MS, ARTIFACTS, CHROMIUM, chromium, serve_app
 
 SEEDED = 3
 
@@ -38,16 +38,9 @@ def app(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser(app):
-    from playwright.sync_api import sync_playwright
-
     _, home = app
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(home / "chromium-profile"), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": 1280, "height": 800}, accept_downloads=True)
+    with chromium(home / "chromium-profile", 1280, 800, accept_downloads=True) as context:
         yield context
-        context.close()
 
 
 def _screens(page, stem: str, most: int = 6) -> None:

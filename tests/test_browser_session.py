@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from engine.methods.base import METHODS
-from test_browser import ANSWER_TIMEOUT_MS, ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, serve_app
+from test_browser import ANSWER_TIMEOUT_MS, ARTIFACTS, CHROMIUM, chromium, serve_app
 
 pytestmark = [
     pytest.mark.browser,
@@ -31,16 +31,9 @@ def app(tmp_path_factory):
 
 @pytest.fixture()
 def page(app):
-    from playwright.sync_api import sync_playwright
-
     _, home = app
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(home / "chromium-profile"), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": 1280, "height": 800})
+    with chromium(home / "chromium-profile", 1280, 800) as context:
         yield context.new_page()
-        context.close()
 
 
 def _pick_method(page, method: str) -> None:

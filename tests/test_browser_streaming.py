@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fake_chat_server import MODEL, Answerer, ChatServer, serving
-from test_browser import ANSWER_TIMEOUT_MS, ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, serve_app
+from test_browser import ANSWER_TIMEOUT_MS, ARTIFACTS, CHROMIUM, chromium, serve_app
 
 pytestmark = [
     pytest.mark.browser,
@@ -48,22 +48,25 @@ def app(tmp_path_factory, slow_server: ChatServer) -> Iterator[str]:
         yield url
 
 
-def test_the_reply_appears_token_by_token_then_the_finished_run_replaces_it(app, tmp_path, slow_server):
-    from playwright.sync_api import expect, sync_playwright
+def _ask_the_server(page, app: str, question: str) -> None:
+    """Pick the scripted server in the sidebar and ask `question` on Explore."""
+    from playwright.sync_api import expect
 
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": 1400, "height": 1400})
+    page.goto(f"{app}/?pack=demo")
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(sidebar.get_by_role("combobox", name="Model")).to_be_visible(timeout=30_000)
+    sidebar.get_by_role("combobox", name="Model").click()
+    page.get_by_role("option", name=LABEL).click()
+    page.get_by_label("Question", exact=True).fill(question)
+    page.get_by_role("button", name="Run", exact=True).click()
+
+
+def test_the_reply_appears_token_by_token_then_the_finished_run_replaces_it(app, tmp_path, slow_server):
+    from playwright.sync_api import expect
+
+    with chromium(tmp_path / "profile", 1400, 1400) as browser:
         page = browser.new_page()
-        page.goto(f"{app}/?pack=demo")
-        sidebar = page.get_by_test_id("stSidebar")
-        expect(sidebar.get_by_role("combobox", name="Model")).to_be_visible(timeout=30_000)
-        sidebar.get_by_role("combobox", name="Model").click()
-        page.get_by_role("option", name=LABEL).click()
-        page.get_by_label("Question", exact=True).fill("Where was Paul Dirac born?")
-        page.get_by_role("button", name="Run", exact=True).click()
+        _ask_the_server(page, app, "Where was Paul Dirac born?")
 
         writing = page.get_by_text("reader is writing…")
         expect(writing).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
@@ -81,27 +84,17 @@ def test_the_reply_appears_token_by_token_then_the_finished_run_replaces_it(app,
         expect(page.get_by_text("mean token logprob −0.10 (perplexity 1.11)").first).to_be_visible()
         page.wait_for_timeout(1_000)
         page.screenshot(path=str(ARTIFACTS / "explore_streamed_run.png"), full_page=True)
-        browser.close()
 
 
 def test_a_reload_mid_run_keeps_the_run_and_shows_it_to_its_end(app, tmp_path, slow_server):
     """Issue 22: the run goes on when its page is reloaded; the reloaded page watches it and then shows it,
     and it is in History."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": 1280, "height": 800})
+    question = "Where was Paul Dirac born?"
+    with chromium(tmp_path / "profile", 1280, 800) as browser:
         page = browser.new_page()
-        page.goto(f"{app}/?pack=demo")
-        sidebar = page.get_by_test_id("stSidebar")
-        expect(sidebar.get_by_role("combobox", name="Model")).to_be_visible(timeout=30_000)
-        sidebar.get_by_role("combobox", name="Model").click()
-        page.get_by_role("option", name=LABEL).click()
-        question = "Where was Paul Dirac born?"
-        page.get_by_label("Question", exact=True).fill(question)
-        page.get_by_role("button", name="Run", exact=True).click()
+        _ask_the_server(page, app, question)
         expect(page.get_by_text("reader is writing…")).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
         assert "run=" in page.url  # the run is named in the address before it ends
 
@@ -114,4 +107,3 @@ def test_a_reload_mid_run_keeps_the_run_and_shows_it_to_its_end(app, tmp_path, s
         again.goto(page.url)
         expect(again.get_by_text(f"LLM calls · question: {question}", exact=False)).to_be_visible(timeout=30_000)
         expect(again.get_by_text("is answering", exact=False)).to_have_count(0)
-        browser.close()

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import pytest
 
 from paths import DEMO_PACK, ROOT
-from test_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, serve_app
+from test_browser import ARTIFACTS, CHROMIUM, chromium, serve_app
 
 FIRST_STOP_BUDGET_S = 5.0
 SIZES = [(1280, 800), (1920, 1080)]
@@ -43,15 +43,8 @@ def fresh_app(tmp_path_factory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser(fresh_app, tmp_path_factory):
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM, headless=True,
-            args=CHROMIUM_ARGS)
+    with chromium(tmp_path_factory.mktemp("chromium-profile"), 1280, 720) as context:
         yield context
-        context.close()
 
 
 def _start(browser, url: str, size: tuple[int, int]):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import shutil
 import threading
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -16,10 +15,7 @@ import pytest
 
 from components.graph import FONT_PX, LABEL_CHARS, READABLE_PX, graph_at, graph_html, panel_height, plain, sandboxed
 from engine.trace import Edge, GraphDeltaStep, Node
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+from test_browser import CHROMIUM, chromium
 
 pytestmark = [
     pytest.mark.browser,
@@ -47,8 +43,6 @@ def served(tmp_path: Path) -> Iterator[tuple[Path, str]]:
 
 
 def test_a_100_node_graph_draws_in_an_opaque_origin_with_every_label(served: tuple[Path, str]):
-    from playwright.sync_api import sync_playwright
-
     folder, url = served
     nodes = tuple(Node(f"n{i}", f"node {i} named at length by some document") for i in range(100))
     steps = (GraphDeltaStep(iteration=1, added_nodes=nodes[:70],
@@ -58,27 +52,21 @@ def test_a_100_node_graph_draws_in_an_opaque_origin_with_every_label(served: tup
     height = panel_height(100)
     drawing = graph_html(graph_at(steps, 2), height_px=height)
     (folder / "graph.html").write_text(sandboxed(drawing, height_px=height, title="g"))
-    with sync_playwright() as p:
-        browser = p.chromium.launch_persistent_context(
-            folder / "profile", executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-            env={**os.environ, "HOME": str(folder)}, viewport={"width": 440, "height": height})
-        try:
-            page = browser.new_page()
-            problems: list[str] = []
-            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: problems.append(str(e)))
-            page.goto(f"{url}/graph.html")
-            graph = page.frames[1]
-            graph.wait_for_function("typeof network === 'object' && network !== null", timeout=20_000)
-            assert graph.evaluate("window.origin") == "null"
-            assert graph.evaluate("(() => { try { return parent.document.title; } catch (e) { return e.name; } })()") \
-                == "SecurityError"
-            labels = graph.evaluate("nodes.get().map(n => n.label)")
-            assert labels == [plain(n.label)[:LABEL_CHARS - 1] + "…" for n in nodes]
-            assert graph.evaluate("network.getScale()") >= READABLE_PX / FONT_PX - 1e-3
-            assert problems == []  # the content security policy blocked nothing the graph needs
-        finally:
-            browser.close()
+    with chromium(folder / "profile", 440, height, env={**os.environ, "HOME": str(folder)}) as browser:
+        page = browser.new_page()
+        problems: list[str] = []
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.goto(f"{url}/graph.html")
+        graph = page.frames[1]
+        graph.wait_for_function("typeof network === 'object' && network !== null", timeout=20_000)
+        assert graph.evaluate("window.origin") == "null"
+        assert graph.evaluate("(() => { try { return parent.document.title; } catch (e) { return e.name; } })()") \
+            == "SecurityError"
+        labels = graph.evaluate("nodes.get().map(n => n.label)")
+        assert labels == [plain(n.label)[:LABEL_CHARS - 1] + "…" for n in nodes]
+        assert graph.evaluate("network.getScale()") >= READABLE_PX / FONT_PX - 1e-3
+        assert problems == []  # the content security policy blocked nothing the graph needs
 
 
 FOCUS_CHECK = """() => {
@@ -97,25 +85,17 @@ def _spread_focus() -> tuple[tuple[GraphDeltaStep, ...], tuple[str, ...]]:
     edges = tuple(Edge(f"n{i}", "r", f"n{i // 3}") for i in range(1, 100))
     focus = ("n70", "n84", "n99", "n2")
     return (GraphDeltaStep(iteration=1, added_nodes=nodes[:70], added_edges=edges[:69]),
-            GraphDeltaStep(iteration=2, added_nodes=nodes[70:], added_edges=edges[69:], focus=focus)), focus
+        GraphDeltaStep(iteration=2, added_nodes=nodes[70:], added_edges=edges[69:], focus=focus)), focus
 
 
 def test_every_focus_node_of_the_round_is_inside_the_frame(served: tuple[Path, str]):
-    from playwright.sync_api import sync_playwright
-
     folder, url = served
     steps, focus = _spread_focus()
     height = panel_height(100)
     (folder / "graph.html").write_text(graph_html(graph_at(steps, 2), height_px=height))
-    with sync_playwright() as p:
-        browser = p.chromium.launch_persistent_context(
-            folder / "profile", executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-            env={**os.environ, "HOME": str(folder)}, viewport={"width": 440, "height": height})
-        try:
-            page = browser.new_page()
-            page.goto(f"{url}/graph.html")
-            page.wait_for_function("typeof network === 'object' && network !== null", timeout=20_000)
-            outside = page.evaluate(FOCUS_CHECK.replace("FOCUS", json.dumps(list(focus))))
-            assert outside == []
-        finally:
-            browser.close()
+    with chromium(folder / "profile", 440, height, env={**os.environ, "HOME": str(folder)}) as browser:
+        page = browser.new_page()
+        page.goto(f"{url}/graph.html")
+        page.wait_for_function("typeof network === 'object' && network !== null", timeout=20_000)
+        outside = page.evaluate(FOCUS_CHECK.replace("FOCUS", json.dumps(list(focus))))
+        assert outside == []
