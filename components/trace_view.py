@@ -1,4 +1,4 @@
-"""A finished (or replayed) trace: the timeline, the chosen round's steps, its graph, the answer card."""
+"""A finished (or replayed) trace: the round controls, the chosen round's steps and its graph."""
 
 from __future__ import annotations
 
@@ -7,10 +7,8 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from components.answer import render_answer
 from components.steps import render_step
 from components.timeline import advance, pick_round, round_label
-from engine.evaluation.metrics import AnswerScores
 from engine.trace import AnswerStep, AttentionStep, RetrievalStep, Step, Trace
 
 PLAY_SECONDS = 1.5
@@ -29,12 +27,10 @@ def sources_of(trace: Trace) -> dict[str, tuple[str, str]]:
     return sources
 
 
-def render_trace(trace: Trace, *, key: str, gold: Sequence[str] = (), scores: AnswerScores | None = None,
-                 captions: dict[str, str] | None = None, playable: bool = True, show_answer: bool = True) -> None:
-    """`captions` (kind → sentence) explains each step in plain words, for demos; `playable=False` when
-    the caller plays the rounds itself; `show_answer=False` when the caller shows the answer card itself."""
+def render_trace(trace: Trace, *, key: str) -> None:
+    """The chosen round's steps beside its graph, with the round controls; the page shows the answer card."""
     iterations = rounds_of(trace)
-    chosen, playing = pick_round(iterations, key=f"{key}.round", trace_id=trace.id, playable=playable)
+    chosen, playing = pick_round(iterations, key=f"{key}.round", trace_id=trace.id)
     from components.graph import has_graph, render_graph  # pyvis and networkx only when a trace is shown
 
     steps_col, graph_col = st.columns([3, 2]) if has_graph(trace.steps, chosen) else (st.container(), None)
@@ -47,18 +43,12 @@ def render_trace(trace: Trace, *, key: str, gold: Sequence[str] = (), scores: An
         for i, step in enumerate(shown):
             if compared and isinstance(step, AttentionStep) and step.group in compared:
                 continue  # drawn below, one column per run
-            if captions and step.kind in captions:
-                st.caption(captions[step.kind])
             render_step(step, key=f"{key}.{trace.id}.{chosen}.{i}")
         if compared:
             _render_side_by_side(shown, compared, key=f"{key}.{trace.id}.{chosen}.side")
     if graph_col is not None:
         with graph_col:
             render_graph(trace.steps, chosen, key=f"{key}.graph.{trace.id}")
-    if show_answer and trace.answer is not None:
-        render_answer(trace.answer, key=f"{key}.answer", sources=sources_of(trace), gold=gold, scores=scores)
-    elif show_answer and trace.steps:
-        st.info("This run stopped before it answered; its steps so far are kept above.")
     if playing:
         time.sleep(PLAY_SECONDS)
         advance(iterations, key=f"{key}.round")

@@ -188,7 +188,7 @@ with result:
 
 if trace is not None and live is None:
     st.divider()
-    render_trace(trace, key="explore.view", show_answer=False)
+    render_trace(trace, key="explore.view")
 
 with st.expander("Replay a saved trace"):
     uploaded = st.file_uploader("Trace JSON", type=["json"], key="explore.upload")
