@@ -232,8 +232,10 @@ def start_live_run(run: Any) -> None:
     running, store = _running(), run_store()
 
     def ended(trace: Trace) -> None:
-        store.save(trace)
-        running.pop(trace.id, None)
+        try:
+            store.save(trace)
+        finally:  # a failed save (a full disk) must not leave the run listed as going forever
+            running.pop(trace.id, None)
 
     running[run.head.id] = run
     run.start(on_end=ended)
