@@ -10,7 +10,9 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: run test venv index bench browser-deps clean
+SMOLLM := $(VENV)/models/SmolLM2-135M-Instruct.Q4_1.gguf
+
+.PHONY: run test venv index bench browser-deps clean model
 
 venv: $(STAMP)
 
@@ -28,8 +30,14 @@ run: $(STAMP)
 	$(PY) -m engine index --pack $(DEMO)
 	$(VENV)/bin/streamlit run app.py --server.address $(HOST) --server.port $(PORT)
 
-test: $(STAMP)
+test: $(STAMP) $(SMOLLM)
 	$(PY) -m pytest
+
+# A small real instruct model (SmolLM2-135M-Instruct, GGUF, Apache-2.0) for the `llm` tests and benches.
+model: $(SMOLLM)
+
+$(SMOLLM): scripts/fetch_model.py | $(STAMP)
+	$(PY) scripts/fetch_model.py --out $(VENV)/models
 
 bench: $(STAMP)
 	$(PY) bench/retrieval.py

@@ -189,9 +189,10 @@ def _export_traces(args: argparse.Namespace) -> int:
 def _pack_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pack", type=Path, required=True, help="knowledge pack folder")
     parser.add_argument("--backend", default="offline", help="offline (default), hf or openai")
-    parser.add_argument("--model", default="", help="hf: model folder or cached hub id; openai: model name")
-    parser.add_argument("--quantization", default="auto", help="hf: auto (nf4 on CUDA), nf4, int8 or none")
+    parser.add_argument("--model", default="", help="hf: model folder, .gguf file or cached hub id; openai: model name")
+    parser.add_argument("--quantization", default="auto", help="hf: auto (nf4 on CUDA), nf4, int8 (CUDA only) or none")
     parser.add_argument("--device", default="auto", help="hf: auto, cpu or cuda")
+    parser.add_argument("--dtype", default="auto", help="hf: auto (bf16 where the hardware has it), bf16 or fp32")
     parser.add_argument("--base-url", default="", help="openai: server URL, e.g. http://127.0.0.1:8000/v1")
     parser.add_argument("--api-key", default="", help="openai: key, if the server wants one")
 
@@ -199,7 +200,7 @@ def _pack_args(parser: argparse.ArgumentParser) -> None:
 def _workbench(args: argparse.Namespace) -> Workbench:
     from engine.runner import Workbench
 
-    options = {"model": args.model, "quantization": args.quantization, "device": args.device,
+    options = {"model": args.model, "quantization": args.quantization, "device": args.device, "dtype": args.dtype,
                "base_url": args.base_url, "api_key": args.api_key}
     return Workbench(load_pack(args.pack), backend=args.backend, backend_options=options)
 

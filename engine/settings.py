@@ -37,6 +37,11 @@ class Settings:
         return self.home / "evaluations"
 
     @property
+    def model_cache(self) -> Path:
+        """GGUF files converted once into transformers' format (engine/llm/gguf.py): loads in a second after."""
+        return Path(os.environ.get("RAGSCOPE_MODEL_CACHE") or self.home / "models").expanduser()
+
+    @property
     def backends_file(self) -> Path:
         """The model servers and local models set up on the Models page, kept across reloads."""
         return self.home / "backends.json"

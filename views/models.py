@@ -50,7 +50,7 @@ def backends() -> None:
             st.caption("Load a model below to offer it in the sidebar.")
         else:
             st.badge("loaded", color="green", icon=":material/check:")
-            st.caption(f"{md_text(loaded.config.path)} · {loaded.quantization} on {loaded.device} · attention "
+            st.caption(f"{md_text(loaded.config.path)} · {loaded.precision} on {loaded.device} · attention "
                        f"capture {'on' if loaded.config.eager_attention else 'off'}"
                        + (" · offered in the sidebar" if "hf" in configs else ""))
     with server.container(border=True, height="stretch"):

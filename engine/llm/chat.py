@@ -70,6 +70,33 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> str:
     return text if cut < 0 else text[:cut]
 
 
+class StreamCut:
+    """Passes a stream's text on as it comes, but nothing from the first stop string on, even one split
+    across pieces: a tail that could still become a stop string is held back until it cannot."""
+
+    def __init__(self, stop: Sequence[str]):
+        self.stop = [s for s in stop if s]
+        self.pending, self.stopped = "", False
+
+    def feed(self, piece: str) -> str:
+        """The text that is now safe to show."""
+        if self.stopped:
+            return ""
+        self.pending += piece
+        cut = cut_at_stop(self.pending, self.stop)
+        if len(cut) < len(self.pending):
+            self.pending, self.stopped = "", True
+            return cut
+        hold = max((k for s in self.stop for k in range(1, len(s)) if self.pending.endswith(s[:k])), default=0)
+        ready, self.pending = self.pending[: len(self.pending) - hold], self.pending[len(self.pending) - hold:]
+        return ready
+
+    def flush(self) -> str:
+        """What was held back, once the stream ended without completing a stop string."""
+        rest, self.pending = self.pending, ""
+        return rest
+
+
 def logprobs_within(logprobs: Sequence[TokenLogprob], kept: str, written: str) -> tuple[TokenLogprob, ...]:
     """The tokens that wrote `kept`, what a stop-string cut left of `written`: all of them when nothing
     was cut (token strings need not add up to the text: special and byte-level tokens), else the leading

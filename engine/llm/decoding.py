@@ -24,6 +24,7 @@ class Decoded:
     tokens: tuple[int, ...]
     prompt_last: np.ndarray | None = None  # (layers, heads, L): the last prompt position's attention
     per_token: np.ndarray | None = None    # (T, layers, heads, L): row t is the query at generated token t
+    logprobs: tuple[float, ...] = ()       # natural log of each chosen token's probability (temperature 1)
 
     @property
     def first(self) -> np.ndarray | None:
@@ -45,8 +46,11 @@ def end_of_sequence_ids(model: Any, tokenizer: Any) -> frozenset[int]:
 
 def decode(model: Any, tokenizer: Any, *, input_ids: Any = None, inputs_embeds: Any = None,
            max_new_tokens: int = 64, temperature: float = 0.0, stop: Sequence[str] = (),
-           capture: bool = False, done: Callable[[list[int]], bool] | None = None) -> Decoded:
-    """Generate from token ids (1, L) or embeddings (1, L, h); greedy at temperature 0, seeded sampling above."""
+           capture: bool = False, done: Callable[[list[int]], bool] | None = None,
+           on_token: Callable[[list[int]], None] | None = None) -> Decoded:
+    """Generate from token ids (1, L) or embeddings (1, L, h); greedy at temperature 0, seeded sampling above.
+
+    `on_token` sees the tokens so far after each new one (the live view streams from it)."""
     import torch
 
     prompt = input_ids if input_ids is not None else inputs_embeds
@@ -55,15 +59,21 @@ def decode(model: Any, tokenizer: Any, *, input_ids: Any = None, inputs_embeds: 
     eos = end_of_sequence_ids(model, tokenizer)
     generator = torch.Generator(device="cpu").manual_seed(0)  # reproducible samples for step-through
     tokens: list[int] = []
+    logprobs: list[float] = []
     rows: list[np.ndarray] = []
     with torch.no_grad():
-        past = model(**{key: prompt[:, :-1]}, use_cache=True).past_key_values if n > 1 else None
+        # logits of the last position only: the prompt's other L-1 rows of vocabulary logits are never read
+        past = model(**{key: prompt[:, :-1]}, use_cache=True, **_last_logits(model)).past_key_values if n > 1 else None
         out = model(**{key: prompt[:, -1:]}, past_key_values=past, use_cache=True, output_attentions=capture)
         prompt_last = _prompt_row(out, n) if capture else None
         capture = prompt_last is not None  # sdpa gives no attentions (STACK): no extra step for nothing
         for _ in range(max(1, max_new_tokens)):
-            token = _next_token(out.logits[0, -1], temperature, generator)
+            logits = out.logits[0, -1]
+            token = _next_token(logits, temperature, generator)
             tokens.append(token)
+            logprobs.append(float(torch.log_softmax(logits.float(), dim=-1)[token]))
+            if on_token is not None:
+                on_token(tokens)
             last = (len(tokens) >= max_new_tokens or token in eos or _hit_stop(tokenizer, tokens, stop)
                     or (done is not None and done(tokens)))
             if last and not capture:
@@ -76,7 +86,14 @@ def decode(model: Any, tokenizer: Any, *, input_ids: Any = None, inputs_embeds: 
                 rows.append(row)
             if last:
                 break
-    return Decoded(tuple(tokens), prompt_last, np.stack(rows) if rows else None)
+    return Decoded(tuple(tokens), prompt_last, np.stack(rows) if rows else None, tuple(logprobs))
+
+
+def _last_logits(model: Any) -> dict[str, int]:
+    """`logits_to_keep=1` where the model takes it (every current causal LM); older remote code does not."""
+    import inspect
+
+    return {"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(model.forward).parameters else {}
 
 
 def _prompt_row(out: Any, n: int) -> np.ndarray | None:

@@ -1,4 +1,6 @@
-"""Local causal LMs through transformers, 4-bit NF4 / 8-bit with bitsandbytes, with attention capture.
+"""Local causal LMs through transformers (a model folder, a cached hub id or one GGUF file), 4-bit NF4 /
+8-bit with bitsandbytes on CUDA, bf16 or fp32 on the CPU, with attention capture, token streaming and
+logprobs.
 
 torch and transformers are imported inside functions only: the app and the offline backend
 never pay for them. One model per process (`load_hf_model`), shared by every session, with a
@@ -10,7 +12,7 @@ from __future__ import annotations
 import gc
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,26 +22,51 @@ from typing import Any
 from engine.errors import BackendError
 from engine.llm.base import register_backend, required_option
 from engine.llm.attention import attention_steps, text_title, token_segments
-from engine.llm.chat import Completion, GenerationSettings, Message, PromptSegment, cut_at_stop
+from engine.llm.chat import (
+    Completion,
+    GenerationSettings,
+    Message,
+    PromptSegment,
+    StreamCut,
+    TokenSink,
+    cut_at_stop,
+    logprobs_within,
+)
 from engine.llm.decoding import Decoded, decode
+from engine.trace import TokenLogprob
 
 QUANTIZATIONS = ("auto", "nf4", "int8", "none")
 DEVICES = ("auto", "cpu", "cuda")
+DTYPES = ("auto", "bf16", "fp32")
+# bitsandbytes on the CPU measured here: 4x slower to load and more memory than fp32 (issue 23)
+CPU_QUANTIZATION_REASON = ("4-bit / 8-bit quantization runs on CUDA only: on the CPU bitsandbytes loads about 4x "
+                           "slower and needs more memory than full precision; use dtype bf16 (about half the "
+                           "memory of fp32) or a GGUF file")
 
 
 @dataclass(frozen=True)
 class HfModelConfig:
     """`quantization="auto"` is NF4 on CUDA and full precision on CPU (DESIGN §4)."""
 
-    path: str
+    path: str  # a model folder, a cached hub id, or a .gguf file (llama.cpp / Ollama / LM Studio)
     quantization: str = "auto"
     device: str = "auto"
     eager_attention: bool = True  # sdpa returns no attentions (STACK); only capture needs eager
+    dtype: str = "auto"  # of unquantized weights: bf16 on CUDA and on CPUs with bf16 instructions, else fp32
 
     def resolved(self, cuda: bool) -> tuple[str, str]:
         device = ("cuda" if cuda else "cpu") if self.device == "auto" else self.device
         quant = ("nf4" if device == "cuda" else "none") if self.quantization == "auto" else self.quantization
         return device, quant
+
+    def resolved_dtype(self, device: str, cpu_bf16: bool) -> str:
+        if self.dtype != "auto":
+            return self.dtype
+        return "bf16" if device == "cuda" or cpu_bf16 else "fp32"
+
+    @property
+    def gguf(self) -> bool:
+        return self.path.lower().endswith(".gguf")
 
 
 @dataclass(frozen=True)
@@ -55,13 +82,13 @@ class HfChatModel:
 
     backend = "hf"
 
-    def __init__(self, config: HfModelConfig, model: Any, tokenizer: Any, device: str, quantization: str):
+    def __init__(self, config: HfModelConfig, model: Any, tokenizer: Any, device: str, precision: str):
         self.config = config
         self.model_obj = model
         self.tokenizer = tokenizer
         self.device = device
-        self.quantization = quantization
-        self.model = f"{Path(config.path).name} ({quantization})"
+        self.precision = precision  # nf4 | int8 | bf16 | fp32: how the weights are held
+        self.model = f"{Path(config.path).name} ({precision})"
         self.captures_attention = config.eager_attention  # sdpa returns no attentions (STACK)
         self._lock = threading.Lock()
 
@@ -88,7 +115,20 @@ class HfChatModel:
         started = time.perf_counter()
         with self._lock, _model_errors():
             decoded = self._decode(prompt, settings, capture=False)
-        return self._completion(list(decoded.tokens), prompt, settings, started)
+        return self._completion(decoded, prompt, settings, started)
+
+    def complete_streaming(self, messages: Sequence[Message], settings: GenerationSettings,
+                           on_text: TokenSink) -> Completion:
+        """`complete`, handing `on_text` the reply as each token is decoded (stop strings held back as on
+        the openai backend); the pieces join to the completion's text."""
+        prompt = self.render(messages)
+        started = time.perf_counter()
+        stream = _TextStream(self.tokenizer, StreamCut(settings.stop), on_text)
+        with self._lock, _model_errors():
+            decoded = self._decode(prompt, settings, capture=False, on_token=stream.update)
+        completion = self._completion(decoded, prompt, settings, started)
+        stream.finish(completion.text)
+        return completion
 
     def complete_with_attention(
         self, messages: Sequence[Message], segments: Sequence[PromptSegment],
@@ -100,7 +140,7 @@ class HfChatModel:
         with self._lock, _model_errors():
             decoded = self._decode(prompt, settings, capture=True)
         tokens = list(decoded.tokens)
-        completion = self._completion(tokens, prompt, settings, started)
+        completion = self._completion(decoded, prompt, settings, started)
         if decoded.per_token is None:
             return completion, ()
         shifted = [_placed(s, prompt) for s in segments] if prompt.content_start >= 0 else []
@@ -109,9 +149,10 @@ class HfChatModel:
         steps = attention_steps(decoded.per_token, tokens, pieces, owner, shifted, head=head)
         return completion, steps
 
-    def _decode(self, prompt: Prompt, settings: GenerationSettings, capture: bool) -> Decoded:
+    def _decode(self, prompt: Prompt, settings: GenerationSettings, capture: bool,
+                on_token: Callable[[list[int]], None] | None = None) -> Decoded:
         return decode(self.model_obj, self.tokenizer, input_ids=prompt.ids, max_new_tokens=settings.max_new_tokens,
-                      temperature=settings.temperature, stop=settings.stop, capture=capture)
+                      temperature=settings.temperature, stop=settings.stop, capture=capture, on_token=on_token)
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
@@ -199,12 +240,49 @@ class HfChatModel:
             self.model_obj.set_adapter(name)
         self.__dict__["_adapter_on"] = name
 
-    def _completion(self, tokens: list[int], prompt: Prompt, settings: GenerationSettings, started: float,
+    def _completion(self, decoded: Decoded, prompt: Prompt, settings: GenerationSettings, started: float,
                     tokens_in: int | None = None) -> Completion:
-        text = cut_at_stop(self.tokenizer.decode(tokens, skip_special_tokens=True), settings.stop)
-        return Completion(text=text.strip(), tokens_in=tokens_in or int(prompt.ids.shape[1]), tokens_out=len(tokens),
+        tokens = list(decoded.tokens)
+        written = self.tokenizer.decode(tokens, skip_special_tokens=True)
+        text = cut_at_stop(written, settings.stop).strip()
+        return Completion(text=text, tokens_in=tokens_in or int(prompt.ids.shape[1]), tokens_out=len(tokens),
                           latency_ms=round((time.perf_counter() - started) * 1000, 2), backend=self.backend,
-                          model=self.model)
+                          model=self.model, logprobs=self._logprobs(decoded, text, written))
+
+    def _logprobs(self, decoded: Decoded, kept: str, written: str) -> tuple[TokenLogprob, ...]:
+        """Each written token with its logprob, special tokens (the end of turn) left out, cut as the text was."""
+        special = set(getattr(self.tokenizer, "all_special_ids", ()) or ())
+        pieces = self.tokenizer.batch_decode([[t] for t in decoded.tokens])
+        found = tuple(TokenLogprob(piece, round(lp, 6)) for t, piece, lp in zip(decoded.tokens, pieces, decoded.logprobs)
+                      if t not in special)
+        return logprobs_within(found, kept, written.strip())
+
+
+class _TextStream:
+    """Turns the growing token list into text pieces: what the decoded text gained since the last token,
+    held back while it ends in a partial UTF-8 character (byte-level tokens split them)."""
+
+    def __init__(self, tokenizer: Any, cut: StreamCut, on_text: TokenSink):
+        self.tokenizer, self.cut, self.on_text = tokenizer, cut, on_text
+        self.sent = ""  # the text passed to `cut` so far
+
+    def update(self, tokens: list[int]) -> None:
+        text = self.tokenizer.decode(tokens, skip_special_tokens=True).lstrip()
+        if text.endswith("\ufffd") or not text.startswith(self.sent):
+            return  # a split character, or a re-tokenised prefix: wait for the next token
+        self._send(text[len(self.sent):])
+
+    def finish(self, text: str) -> None:
+        """Send what the last tokens left, so the pieces join to the completion's text."""
+        if text.startswith(self.sent):
+            self._send(text[len(self.sent):])
+        if rest := self.cut.flush():
+            self.on_text(rest)
+
+    def _send(self, piece: str) -> None:
+        self.sent += piece
+        if piece and (shown := self.cut.feed(piece)):
+            self.on_text(shown)
 
 
 def _placed(segment: PromptSegment, prompt: Prompt) -> PromptSegment:
@@ -272,6 +350,8 @@ def _load(config: HfModelConfig) -> HfChatModel:
         raise BackendError(f"unknown quantization {config.quantization!r}; allowed: {', '.join(QUANTIZATIONS)}")
     if config.device not in DEVICES:
         raise BackendError(f"unknown device {config.device!r}; allowed: {', '.join(DEVICES)}")
+    if config.dtype not in DTYPES:
+        raise BackendError(f"unknown dtype {config.dtype!r}; allowed: {', '.join(DTYPES)}")
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
@@ -279,42 +359,68 @@ def _load(config: HfModelConfig) -> HfChatModel:
     if device == "cuda" and not torch.cuda.is_available():
         raise BackendError("CUDA was requested but this machine has no usable CUDA GPU; choose device 'cpu' "
                            "(slow for large models) or run on a GPU machine")
-    source = _resolve_source(config.path)
+    if device == "cpu" and quant != "none":
+        raise BackendError(f"{quant}: {CPU_QUANTIZATION_REASON}")
+    if config.gguf and quant != "none":
+        raise BackendError(f"{config.path}: a GGUF file is already quantized; it is read into bf16 or fp32 "
+                           "weights, so choose quantization 'none'")
+    dtype = config.resolved_dtype(device, cpu_bf16_supported())
+    source = _resolve_source(config.path, dtype)
     try:
         model_config = AutoConfig.from_pretrained(source, local_files_only=True)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, KeyError, ImportError) as exc:
         raise BackendError(f"{config.path}: cannot read a model config ({str(exc)[:200]})") from exc
     _require_causal_lm(model_config, config.path)
-    kwargs: dict[str, Any] = {"local_files_only": True,
-                              "dtype": torch.bfloat16 if device == "cuda" else torch.float32}
+    kwargs: dict[str, Any] = {"local_files_only": True, "dtype": torch.bfloat16 if dtype == "bf16" else torch.float32}
     if config.eager_attention:
         kwargs["attn_implementation"] = "eager"
     if quant != "none":
         kwargs["quantization_config"] = _bnb_config(quant)
-        kwargs["device_map"] = "auto" if device == "cuda" else "cpu"
+        kwargs["device_map"] = "auto"
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True)
         model = AutoModelForCausalLM.from_pretrained(source, **kwargs)
     except torch.cuda.OutOfMemoryError as exc:
         raise BackendError(f"{config.path}: the GPU ran out of memory while loading; try nf4") from exc
-    except (OSError, ValueError, RuntimeError, ImportError) as exc:
+    except (OSError, ValueError, RuntimeError, ImportError, KeyError) as exc:
         raise BackendError(f"{config.path}: the model could not be loaded: {str(exc)[:300]}") from exc
     if quant == "none" and device == "cuda":
         model = model.to("cuda")
     model.eval()
-    return HfChatModel(config, model, tokenizer, device, quant)
+    return HfChatModel(config, model, tokenizer, device, quant if quant != "none" else dtype)
 
 
-def _resolve_source(path: str) -> str:
-    """A local folder, or a hub id that is already in the local cache (never downloaded)."""
+def cpu_bf16_supported() -> bool:
+    """bf16 matmuls in hardware (AVX512-BF16 or AMX): there bf16 is faster than fp32 and half the memory;
+    elsewhere torch emulates it, slower than fp32."""
+    import torch
+
+    try:
+        return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
+    except AttributeError:  # a torch without these probes: play safe
+        return False
+
+
+def _resolve_source(path: str, dtype: str) -> str:
+    """A local folder, a .gguf file (converted once, engine/llm/gguf.py), or a hub id already in the local
+    cache (never downloaded)."""
     folder = Path(path).expanduser()
+    if path.lower().endswith(".gguf"):
+        if not folder.is_file():
+            raise BackendError(f"GGUF file {path} not found; give the path of a .gguf file")
+        from engine.llm.gguf import convert_once
+        from engine.settings import Settings
+
+        return str(convert_once(folder, dtype, Settings().model_cache))
     if folder.is_dir():
         if not (folder / "config.json").is_file():
-            raise BackendError(f"{folder}: no config.json; point to the folder that holds the model files")
+            ggufs = sorted(p.name for p in folder.glob("*.gguf"))
+            hint = f"; for a GGUF file give its path, e.g. {folder / ggufs[0]}" if ggufs else ""
+            raise BackendError(f"{folder}: no config.json; point to the folder that holds the model files{hint}")
         return str(folder)
     if folder.exists() or path.startswith((".", "/", "~")) or path.count("/") != 1:
-        raise BackendError(f"model folder {path} not found; give a local folder with config.json, or a hub id "
-                           "(org/name) that is already in the local Hugging Face cache")
+        raise BackendError(f"model folder {path} not found; give a local folder with config.json, a .gguf file, "
+                           "or a hub id (org/name) that is already in the local Hugging Face cache")
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
@@ -352,9 +458,10 @@ def _bnb_config(quant: str) -> Any:
 
 @register_backend("hf")
 def hf_chat(options: dict[str, Any]) -> HfChatModel:
-    """options: model (folder or cached hub id), quantization, device, attention (default on)."""
+    """options: model (folder, .gguf file or cached hub id), quantization, device, dtype, attention (default on)."""
     attention = str(options.get("attention", "true")).lower() not in ("0", "false", "no", "off")
     config = HfModelConfig(path=required_option(options, "model", "hf", "--model ~/models/Llama-3-8B-Instruct"),
-                           quantization=str(options.get("quantization", "auto")),
-                           device=str(options.get("device", "auto")), eager_attention=attention)
+                           quantization=str(options.get("quantization") or "auto"),
+                           device=str(options.get("device") or "auto"), eager_attention=attention,
+                           dtype=str(options.get("dtype") or "auto"))
     return load_hf_model(config)

@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, Any
 from engine.errors import BackendError
 from engine.urls import http_url
 from engine.llm.base import register_backend, required_option
-from engine.llm.chat import Completion, GenerationSettings, Message, TokenSink, cut_at_stop, logprobs_within
+from engine.llm.chat import (
+    Completion,
+    GenerationSettings,
+    Message,
+    StreamCut,
+    TokenSink,
+    cut_at_stop,
+    logprobs_within,
+)
 
 if TYPE_CHECKING:
     from engine.llm.openai_client import Reply
@@ -35,33 +43,6 @@ def normalise_base_url(base_url: str) -> str:
     url = url.rstrip("/").removesuffix("/chat/completions").removesuffix("/models").rstrip("/")
     http_url(url, "server URL", "http://127.0.0.1:8000/v1", BackendError)
     return url if url.endswith("/v1") else url + "/v1"
-
-
-class _StopCut:
-    """Passes a stream's text on as it comes, but nothing from the first stop string on, even one split
-    across pieces: a tail that could still become a stop string is held back until it cannot."""
-
-    def __init__(self, stop: Sequence[str]):
-        self.stop = [s for s in stop if s]
-        self.pending, self.stopped = "", False
-
-    def feed(self, piece: str) -> str:
-        """The text that is now safe to show."""
-        if self.stopped:
-            return ""
-        self.pending += piece
-        cut = cut_at_stop(self.pending, self.stop)
-        if len(cut) < len(self.pending):
-            self.pending, self.stopped = "", True
-            return cut
-        hold = max((k for s in self.stop for k in range(1, len(s)) if self.pending.endswith(s[:k])), default=0)
-        ready, self.pending = self.pending[: len(self.pending) - hold], self.pending[len(self.pending) - hold:]
-        return ready
-
-    def flush(self) -> str:
-        """What was held back, once the stream ended without completing a stop string."""
-        rest, self.pending = self.pending, ""
-        return rest
 
 
 def _approx_tokens(texts: Iterable[str]) -> int:
@@ -105,7 +86,7 @@ class OpenAIChatModel:
         is read to the end all the same (usage and logprobs come last), so the completion is the one
         `complete` returns; only `on_text` ends before the stop string."""
         started = time.perf_counter()
-        cut = _StopCut(settings.stop)
+        cut = StreamCut(settings.stop)
 
         def show(piece: str) -> None:
             if shown := cut.feed(piece):

@@ -38,9 +38,11 @@ def test_reading_on_hf_shows_which_chunks_the_model_looked_at(hf_workbench):
 
 def test_cli_ask_works_with_the_tiny_model(ragscope_home, tiny_llama, capsys):
     argv = ["ask", "--pack", str(MINI_PACK), "--backend", "hf", "--model", str(tiny_llama), "--device", "cpu",
-            "--quantization", "nf4", QUESTION]
+            "--dtype", "bf16", QUESTION]
     assert main(argv) == 0
     assert "[1] answer" in capsys.readouterr().out
+    assert main([*argv[:-1], "--quantization", "nf4", QUESTION]) == 2
+    assert "CUDA only" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("method", method_ids())

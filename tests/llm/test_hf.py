@@ -21,26 +21,37 @@ MESSAGES = (Message("system", "Answer briefly."), Message("user", USER))
 
 @pytest.fixture(scope="module")
 def fp32(tiny_llama):
-    return hf._load(HfModelConfig(str(tiny_llama), quantization="none", device="cpu"))
-
-
-@pytest.fixture(scope="module")
-def nf4(tiny_llama):
-    return hf._load(HfModelConfig(str(tiny_llama), quantization="nf4", device="cpu"))
+    return hf._load(HfModelConfig(str(tiny_llama), quantization="none", device="cpu", dtype="fp32"))
 
 
 def test_fp32_model_loads_with_eager_attention_and_generates(fp32):
     assert fp32.model_obj.config._attn_implementation == "eager"
     completion = fp32.complete(MESSAGES, SHORT)
     assert completion.backend == "hf" and completion.tokens_out == 6 and completion.tokens_in > 10
-    assert "none" in completion.model
+    assert "(fp32)" in completion.model and fp32.model_obj.dtype == torch.float32
 
 
-def test_nf4_model_has_4bit_linear_layers_and_generates(nf4):
-    import bitsandbytes as bnb
+@pytest.mark.parametrize("quantization", ["nf4", "int8"])
+def test_quantization_on_the_cpu_is_refused_with_the_reason(tiny_llama, quantization):
+    """bitsandbytes on the CPU loads 4x slower and needs more memory than fp32 (issue 23): CUDA only."""
+    with pytest.raises(BackendError, match="CUDA only.*bf16"):
+        hf._load(HfModelConfig(str(tiny_llama), quantization=quantization, device="cpu"))
 
-    assert isinstance(nf4.model_obj.model.layers[0].self_attn.q_proj, bnb.nn.Linear4bit)
-    assert nf4.complete(MESSAGES, SHORT).tokens_out == 6
+
+def test_bf16_on_the_cpu_halves_the_weights_and_generates(tiny_llama, fp32):
+    bf16 = hf._load(HfModelConfig(str(tiny_llama), quantization="none", device="cpu", dtype="bf16"))
+    assert bf16.model_obj.dtype == torch.bfloat16 and "(bf16)" in bf16.model
+    assert bf16.complete(MESSAGES, SHORT).tokens_out == 6
+    size = lambda m: sum(p.numel() * p.element_size() for p in m.model_obj.parameters())  # noqa: E731
+    assert size(bf16) * 2 == size(fp32)
+
+
+def test_auto_dtype_is_bf16_only_where_the_cpu_has_bf16_instructions(monkeypatch):
+    config = HfModelConfig("m")
+    assert config.resolved_dtype("cpu", cpu_bf16=True) == "bf16"
+    assert config.resolved_dtype("cpu", cpu_bf16=False) == "fp32"
+    assert config.resolved_dtype("cuda", cpu_bf16=False) == "bf16"
+    assert HfModelConfig("m", dtype="fp32").resolved_dtype("cuda", cpu_bf16=True) == "fp32"
 
 
 def test_attention_capture_gives_layer_by_segment_rows_that_sum_to_one(fp32):
@@ -143,7 +154,7 @@ def test_unusable_bitsandbytes_is_a_clear_error(tiny_llama, monkeypatch):
 
     monkeypatch.setattr(builtins, "__import__", broken)
     with pytest.raises(BackendError, match="bitsandbytes is not usable"):
-        hf._load(HfModelConfig(str(tiny_llama), quantization="nf4", device="cpu"))
+        hf._bnb_config("nf4")
 
 
 def test_running_out_of_memory_while_generating_is_a_clear_error(fp32, monkeypatch):

@@ -21,7 +21,7 @@ def on_gpu(tiny_llama):
 def test_auto_settings_on_cuda_load_nf4_on_the_gpu(on_gpu):
     import bitsandbytes as bnb
 
-    assert on_gpu.device == "cuda" and on_gpu.quantization == "nf4"
+    assert on_gpu.device == "cuda" and on_gpu.precision == "nf4"
     assert isinstance(on_gpu.model_obj.model.layers[0].mlp.up_proj, bnb.nn.Linear4bit)
     assert on_gpu.model_obj.device.type == "cuda"
 
