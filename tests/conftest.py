@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from paths import DEMO_PACK, MINI_PACK
+from paths import DEMO_PACK, MINI_PACK, ROOT
 
 # Before any engine import: tests never touch the network or the user's ~/.ragscope.
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -22,6 +22,11 @@ os.environ["RAGSCOPE_HOME"] = tempfile.mkdtemp(prefix="ragscope-tests-")
 for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# A real small instruct model for the `llm` tests: SmolLM2-135M-Instruct's GGUF file, which `make test`
+# fetches first (`make model`). Converted once and kept beside the file, so later sessions load it in a
+# second (engine/llm/gguf.py).
+REAL_GGUF = Path(os.environ.get("RAGSCOPE_TEST_GGUF") or ROOT / ".venv" / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf")
+os.environ.setdefault("RAGSCOPE_MODEL_CACHE", str(REAL_GGUF.parent / "converted"))
 
 
 @pytest.fixture(scope="session")
@@ -64,6 +69,16 @@ def demo_workbench(demo_pack, settings):
     from engine.runner import Workbench
 
     return Workbench(demo_pack, settings)
+
+
+@pytest.fixture(scope="session")
+def real_gguf() -> Path:
+    """The real model's file; skipped without it on a developer's machine, a failure under CI."""
+    if not REAL_GGUF.is_file():
+        if os.environ.get("CI"):
+            pytest.fail(f"{REAL_GGUF} is missing: `make model` should have fetched it before the tests")
+        pytest.skip(f"no real model at {REAL_GGUF}; run `make model`")
+    return REAL_GGUF
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,9 @@ from engine.errors import BackendError
 from engine.llm.chat import ChatModel, GenerationSettings, Message
 from engine.llm.gpu import NO_GPU_HINT, gib, gpu_status
 from engine.llm.hf import (
+    CPU_QUANTIZATION_REASON,
     DEVICES,
+    DTYPES,
     QUANTIZATIONS,
     HfChatModel,
     HfModelConfig,
@@ -28,7 +30,10 @@ from engine.llm.openai import OpenAIChatModel, check_connection, check_model
 
 PAGE = "models"
 QUANTIZATION_HELP = ("auto = 4-bit NF4 with double quantization on CUDA, full precision on the CPU; "
-                     "nf4 = 4-bit, int8 = 8-bit (both need bitsandbytes), none = full precision")
+                     "nf4 = 4-bit, int8 = 8-bit (both need bitsandbytes and a CUDA GPU), none = full precision. "
+                     + CPU_QUANTIZATION_REASON[0].upper() + CPU_QUANTIZATION_REASON[1:] + ".")
+DTYPE_HELP = ("Precision of unquantized weights: auto = bf16 on a GPU and on CPUs with bf16 instructions "
+              "(half the memory of fp32, as fast or faster there), fp32 elsewhere.")
 
 
 # ---- backends and their state --------------------------------------------------------------------
@@ -72,20 +77,23 @@ def backends() -> None:
 def local_model() -> None:
     st.subheader("Local model (hf)")
     with st.form(f"{PAGE}.hf"):
-        path = st.text_input("Model folder or cached hub id", key=f"{PAGE}.hf_path",
-                             placeholder="~/models/Meta-Llama-3-8B-Instruct",
-                             help="A folder with config.json and weights, or org/name already in the local "
-                                  "Hugging Face cache (nothing is downloaded).")
-        left, right = st.columns(2)
+        path = st.text_input("Model folder, .gguf file or cached hub id", key=f"{PAGE}.hf_path",
+                             placeholder="~/models/Meta-Llama-3-8B-Instruct or ~/models/model.Q4_K_M.gguf",
+                             help="A folder with config.json and weights; a .gguf file as llama.cpp, Ollama or "
+                                  "LM Studio keep them (converted once, then loaded in seconds); or org/name "
+                                  "already in the local Hugging Face cache (nothing is downloaded).")
+        left, middle, right = st.columns(3)
         quantization = left.selectbox("Quantization", QUANTIZATIONS, key=f"{PAGE}.quantization",
                                       help=QUANTIZATION_HELP)
-        device = right.selectbox("Device", DEVICES, key=f"{PAGE}.device",
-                                 help="auto = cuda when a GPU is visible, else cpu")
+        device = middle.selectbox("Device", DEVICES, key=f"{PAGE}.device",
+                                  help="auto = cuda when a GPU is visible, else cpu")
+        dtype = right.selectbox("Precision", DTYPES, key=f"{PAGE}.dtype", help=DTYPE_HELP)
         attention = st.checkbox("Attention capture", value=True, key=f"{PAGE}.attention",
                                 help="Eager attention so runs can show heatmaps; a little slower than sdpa.")
         submitted = st.form_submit_button("Load", type="primary")
     if submitted:
-        load(HfModelConfig(path=path.strip(), quantization=quantization, device=device, eager_attention=attention))
+        load(HfModelConfig(path=path.strip(), quantization=quantization, device=device, eager_attention=attention,
+                           dtype=dtype))
     if loaded_hf_model() is not None and st.button("Unload", key=f"{PAGE}.unload",
                                                    help="Free the model's memory (for every session)"):
         unload()
@@ -93,7 +101,7 @@ def local_model() -> None:
 
 def load(config: HfModelConfig) -> None:
     if not config.path:
-        st.error("Give a model folder (with config.json) or a hub id already in the local cache.")
+        st.error("Give a model folder (with config.json), a .gguf file or a hub id already in the local cache.")
         return
     ui_state.release_workbenches()  # a workbench holding the previous model would keep it in memory
     try:
@@ -106,7 +114,7 @@ def load(config: HfModelConfig) -> None:
         st.error(md_text(f"{config.path}: loading failed: {type(exc).__name__}: {exc}"))
         return
     options = {"model": config.path, "quantization": config.quantization, "device": config.device,
-               "attention": config.eager_attention}
+               "dtype": config.dtype, "attention": config.eager_attention}
     ui_state.configure_backend(ui_state.BackendConfig("hf", f"hf: {model.model}", ui_state.options_tuple(options)))
     ui_state.set_notice(PAGE, f"Loaded **{md_text(model.model)}** on {model.device}. "
                               f"Pick *hf: {md_text(model.model)}* under **Model** in the sidebar.")
@@ -149,6 +157,8 @@ def train_r2ag_command(pack_path: str, config: HfModelConfig) -> str:
         parts += ["--quantization", config.quantization]
     if config.device != "auto":
         parts += ["--device", config.device]
+    if config.dtype != "auto":
+        parts += ["--dtype", config.dtype]
     return shlex.join(parts)
 
 

@@ -48,13 +48,15 @@ def test_loading_the_tiny_model_on_cpu_offers_it_and_answers_a_prompt(models, ti
     at.text_input(key="models.hf_path").input(str(tiny_llama))
     at.selectbox(key="models.quantization").set_value("none")
     at.selectbox(key="models.device").set_value("cpu")
+    at.selectbox(key="models.dtype").set_value("fp32")
     at.button[0].click()  # the form's Load button
     at = at.run()
     assert not at.exception
     assert not at.error
     assert any("Loaded" in s.value for s in at.success)
     config = _configs(at)["hf"]
-    assert config.label.startswith("hf: ") and "(none)" in config.label
+    assert config.label.startswith("hf: ") and "(fp32)" in config.label
+    assert dict(config.options)["dtype"] == "fp32"
     assert dict(config.options)["model"] == str(tiny_llama)
     assert dict(config.options)["device"] == "cpu"
 
@@ -90,6 +92,37 @@ def test_a_loaded_model_gets_the_train_r2ag_command_for_the_chosen_pack(models, 
                            "--model", str(tiny_llama), "--quantization", "none", "--device", "cpu"])
     assert [c.value for c in at.code] == [expected]
     assert any("only re-ranks" in c.value for c in at.caption)
+
+
+def test_4bit_on_the_cpu_is_refused_with_the_reason_and_nothing_is_offered(models, tiny_llama):
+    at = models
+    at.text_input(key="models.hf_path").input(str(tiny_llama))
+    at.selectbox(key="models.quantization").set_value("nf4")
+    at.selectbox(key="models.device").set_value("cpu")
+    at.button[0].click()
+    at = at.run()
+    assert not at.exception
+    assert any("CUDA only" in e.value and "bf16" in e.value for e in at.error)
+    assert "hf" not in _configs(at)
+
+
+@pytest.mark.llm
+def test_a_gguf_file_loads_from_the_page_and_answers(models, real_gguf):
+    """What users of llama.cpp / Ollama / LM Studio have on disk: a real model's .gguf file."""
+    at = models
+    at.text_input(key="models.hf_path").input(str(real_gguf))
+    at.selectbox(key="models.device").set_value("cpu")
+    at.button[0].click()
+    at = at.run()
+    assert not at.exception and not at.error
+    config = _configs(at)["hf"]
+    assert real_gguf.name in config.label
+    at.text_area(key="models.prompt").input("What is the capital of France? Answer in one word.")
+    at.slider(key="models.max_new_tokens").set_value(8)
+    next(b for b in at.button if b.label == "Generate").click()
+    at = at.run()
+    assert not at.exception and not at.error
+    assert 1 <= int({m.label: m.value for m in at.metric}["Tokens out"]) <= 8
 
 
 def test_a_missing_model_folder_is_a_clear_error_and_the_page_stays_up(models, tmp_path):
