@@ -33,11 +33,14 @@ class AttentiveChat(ScriptedChat):
 
     def complete_with_attention(
         self, messages: Sequence[Message], segments: Sequence[PromptSegment],
-        settings: GenerationSettings = GenerationSettings(),
+        settings: GenerationSettings = GenerationSettings(), on_text=None,  # noqa: ANN001
     ) -> tuple[Completion, tuple[AttentionStep, ...]]:
         self.segments.append(tuple(segments))
         heat = AttentionStep(name="dummy", matrix=((1.0,),), x_labels=("q",), y_labels=("layer 0",))
-        return self.complete(messages, settings), (heat,)
+        completion = self.complete(messages, settings)
+        if on_text is not None:
+            on_text(completion.text)
+        return completion, (heat,)
 
 
 @dataclass
@@ -49,7 +52,7 @@ class FailingChat:
     def complete(self, messages: Sequence[Message], settings: GenerationSettings = GenerationSettings()) -> Completion:
         raise self.error
 
-    def complete_with_attention(self, messages, segments, settings=GenerationSettings()):  # noqa: ANN001, ANN201
+    def complete_with_attention(self, messages, segments, settings=GenerationSettings(), on_text=None):  # noqa: ANN001, ANN201
         raise self.error
 
 

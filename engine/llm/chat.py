@@ -54,6 +54,18 @@ class ChatModel(Protocol):
 
 
 @runtime_checkable
+class SizedChatModel(ChatModel, Protocol):
+    """A chat model that knows its context window and counts a chat's prompt tokens exactly (the HF
+    backend), so a caller can fit a prompt and its reply into the window before generating."""
+
+    context_tokens: int | None  # prompt + reply tokens the model takes; None = unknown
+
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        """The prompt tokens `complete` would feed for `messages`, chat template included."""
+        ...
+
+
+@runtime_checkable
 class StreamingChatModel(ChatModel, Protocol):
     """A chat model that can show its reply as it is written (the OpenAI-compatible backend)."""
 
@@ -129,8 +141,9 @@ class AttentiveChatModel(ChatModel, Protocol):
 
     def complete_with_attention(
         self, messages: Sequence[Message], segments: Sequence[PromptSegment],
-        settings: GenerationSettings = GenerationSettings(),
+        settings: GenerationSettings = GenerationSettings(), on_text: TokenSink | None = None,
     ) -> tuple[Completion, tuple]:
         """The completion plus AttentionSteps (layer × segment mass of the answer's first token, and
-        generated token × segment) aggregated over `segments` of the last user message."""
+        generated token × segment) aggregated over `segments` of the last user message; `on_text`, when
+        given, is handed the reply as it is written (as `StreamingChatModel.complete_streaming`)."""
         ...

@@ -1,12 +1,14 @@
 """The one decode loop of local models: plain generation, attention capture and R2AG's injected prompts.
 
 Every path prefills the prompt but its last position without attention weights, then feeds one
-token at a time, and stops on the same conditions: one of the model's own end-of-sequence tokens
-(the generation config's list, not only the tokenizer's single `eos_token_id`: Llama-3 ends a chat
-turn with `<|eot_id|>`), a stop string, a caller's own test, or the token budget. Attention, when
-captured, is kept for the newest query position only: layers × heads × prompt length, never L². Each
-generated token's own row is kept (the query at that token, so the last one is fed once more), apart
-from the last prompt position's row: the latter is a template token, not something the model wrote.
+token at a time (plain generation too, though one pass over the whole prompt would save a step: the
+same arithmetic with and without capture writes the same tokens, also in bf16), and stops on the same
+conditions: one of the model's own end-of-sequence tokens (the generation config's list, not only the
+tokenizer's single `eos_token_id`: Llama-3 ends a chat turn with `<|eot_id|>`), a stop string, a
+caller's own test, or the token budget. Attention, when captured, is kept for the newest query
+position only: layers × heads × prompt length, never L². Each generated token's own row is kept (the
+query at that token, so the last one is fed once more), apart from the last prompt position's row: the
+latter is a template token, not something the model wrote.
 torch is imported inside the functions: importing this module costs nothing.
 """
 

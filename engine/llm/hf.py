@@ -90,23 +90,30 @@ class HfChatModel:
         self.precision = precision  # nf4 | int8 | bf16 | fp32: how the weights are held
         self.model = f"{Path(config.path).name} ({precision})"
         self.captures_attention = config.eager_attention  # sdpa returns no attentions (STACK)
+        self.context_tokens = context_window(getattr(model, "config", None), tokenizer)
         self._lock = threading.Lock()
 
     # ---- prompts -------------------------------------------------------------------------------
 
     def render(self, messages: Sequence[Message]) -> Prompt:
-        chat = [{"role": m.role, "content": m.content} for m in messages]
-        if getattr(self.tokenizer, "chat_template", None):
-            text = self.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
-            special = False  # the template writes its own BOS
-        else:
-            text = "\n\n".join(f"{m.role}: {m.content}" for m in messages) + "\n\nassistant:"
-            special = True
+        text, special = self._chat_text(messages)
         enc = self.tokenizer(text, return_offsets_mapping=True, add_special_tokens=special, return_tensors="pt")
         users = [m.content for m in messages if m.role == "user"]
         start = text.rfind(users[-1]) if users and users[-1] else -1
         offsets = tuple((int(a), int(b)) for a, b in enc["offset_mapping"][0].tolist())
         return Prompt(text=text, ids=enc["input_ids"].to(self.model_obj.device), offsets=offsets, content_start=start)
+
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        """The length of `render(messages).ids`, without building tensors or offsets."""
+        text, special = self._chat_text(messages)
+        return len(self.tokenizer(text, add_special_tokens=special)["input_ids"])
+
+    def _chat_text(self, messages: Sequence[Message]) -> tuple[str, bool]:
+        """The prompt text, and whether the tokenizer must add its special tokens (no template wrote them)."""
+        if getattr(self.tokenizer, "chat_template", None):
+            chat = [{"role": m.role, "content": m.content} for m in messages]
+            return self.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True), False
+        return "\n\n".join(f"{m.role}: {m.content}" for m in messages) + "\n\nassistant:", True
 
     # ---- generation ----------------------------------------------------------------------------
 
@@ -133,14 +140,19 @@ class HfChatModel:
     def complete_with_attention(
         self, messages: Sequence[Message], segments: Sequence[PromptSegment],
         settings: GenerationSettings = GenerationSettings(), head: int | None = None,
+        on_text: TokenSink | None = None,
     ) -> tuple[Completion, tuple]:
-        """The same decode as `complete`, keeping only the newest query's attentions (no L² maps)."""
+        """The same decode as `complete`, keeping only the newest query's attentions (no L² maps); with
+        `on_text`, the reply streams to it as `complete_streaming` streams."""
         prompt = self.render(messages)
         started = time.perf_counter()
+        stream = _TextStream(self.tokenizer, StreamCut(settings.stop), on_text) if on_text is not None else None
         with self._lock, _model_errors():
-            decoded = self._decode(prompt, settings, capture=True)
+            decoded = self._decode(prompt, settings, capture=True, on_token=stream.update if stream else None)
         tokens = list(decoded.tokens)
         completion = self._completion(decoded, prompt, settings, started)
+        if stream is not None:
+            stream.finish(completion.text)
         if decoded.per_token is None:
             return completion, ()
         shifted = [_placed(s, prompt) for s in segments] if prompt.content_start >= 0 else []
@@ -283,6 +295,16 @@ class _TextStream:
         self.sent += piece
         if piece and (shown := self.cut.feed(piece)):
             self.on_text(shown)
+
+
+def context_window(model_config: Any, tokenizer: Any) -> int | None:
+    """Prompt + reply tokens the model takes: its config's position limit, or the tokenizer's
+    `model_max_length` where that is lower (transformers' "unset" is a huge sentinel); None if neither says."""
+    names = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length")
+    limits = [next((v for v in (getattr(model_config, n, None) for n in names) if isinstance(v, int) and v > 0), None),
+              getattr(tokenizer, "model_max_length", None)]
+    known = [int(v) for v in limits if isinstance(v, int) and 0 < v < 10**8]
+    return min(known) if known else None
 
 
 def _placed(segment: PromptSegment, prompt: Prompt) -> PromptSegment:

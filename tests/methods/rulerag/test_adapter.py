@@ -33,7 +33,7 @@ def adapter_dir(tiny_llama, tmp_path_factory, ragscope_home):
 def hf_chat(tiny_llama):
     from engine.llm.hf import HfModelConfig, load_hf_model, unload_hf_model
 
-    chat = load_hf_model(HfModelConfig(path=str(tiny_llama), device="cpu"))
+    chat = load_hf_model(HfModelConfig(path=str(tiny_llama), device="cpu", dtype="fp32"))
     yield chat
     unload_hf_model()  # one model per process, and this one carries LoRA layers now
 
