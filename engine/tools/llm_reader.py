@@ -1,9 +1,11 @@
 """The LLM `Reader`: numbered evidence in a prompt, a chat model's short answer, a tolerant parser.
 
 The prompt lives in prompts/reader.txt. The parser accepts the many ways small models bend the
-requested `Answer: … / Evidence: …` format; when it has to guess, or the model fails, the reading
-carries an `error` step and the run goes on (DESIGN §3, §12). Arithmetic the model writes as
-`Calculation: <expression>` is evaluated by the safe calculator, never by the model.
+requested `Answer: … / Evidence: …` format ('The answer is: …', a citation number before the answer);
+when it has to guess, or the model fails, the reading carries an `error` step and the run goes on
+(DESIGN §3, §12). The answer is never the prompt echoed, and a sentence is cut to its short answer
+(engine.tools.short_answer). Arithmetic the model writes as `Calculation: <expression>` is evaluated
+by the safe calculator, never by the model.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from engine.tools.base import IDK, Reader, Reading
 from engine.tools.calculator import calculation_step
 from engine.tools.llm_call import ModelReply, call_model, error_step, one_line, shorten
 from engine.tools.prompts import fill_spans, load_prompt
+from engine.tools.short_answer import echo_of, rejected_step, vet_answer
 from engine.trace import ErrorStep, Hit, Step
 
 MAX_ANSWER_CHARS = 200
@@ -27,9 +30,15 @@ MAX_FACTS = 50
 CLEAN_CONFIDENCE = 0.5
 FALLBACK_CONFIDENCE = 0.2
 
-_LABELS = r"answer|evidence|sources?|citations?|calculation"
+# "Question:" too: a model that runs on into the prompt's next question has ended its answer
+_LABELS = r"answer|evidence|sources?|citations?|calculation|question"
 _LINE_LABEL = re.compile(rf"^[\s>#*_\-]*({_LABELS})\s*[*_]*\s*:", re.IGNORECASE | re.MULTILINE)
-_INLINE_ANSWER = re.compile(r"\banswer\s*[*_]*\s*:", re.IGNORECASE)
+# 'Answer:' inside a line, and the 'The answer (to this question) is: X' / 'The answer is X' small models write
+_INLINE_ANSWER = re.compile(r"(?:\bthe\s+)?\banswer(?:(?:\s+\w+){0,4}?\s+is)?\s*[*_]*\s*:|\bthe\s+answer\s+is\b\s*:?",
+                            re.IGNORECASE)
+# a line holding only citation numbers ('1', '[2]', '(1, 3)'), which small models write before the answer
+_CITATION_LINE = re.compile(r"^[\s>*_\-]*[\[(]?\s*\d{1,4}(?:\s*[,;]\s*\d{1,4})*\s*[\])]?[.:]?\s*$")
+_LEADING_CITES = re.compile(r"^\s*(?:\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\]\s*)+")
 _INLINE_TAIL = re.compile(r"\(?\s*\b(?:evidence|sources?|citations?)\s*[*_]*\s*:.*$", re.IGNORECASE)
 _TRAILING_CITES = re.compile(r"(?:\s*\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\])+\s*\.?\s*$")
 _CITATION_LABELS = ("evidence", "sources", "source", "citations", "citation")
@@ -83,7 +92,7 @@ class LlmReader(Reader):
         if not reply.text.strip():
             error = _error("reader model returned empty output; expected 'Answer: …' and 'Evidence: …'")
             return _refusal(reply.steps + (error,), "the reader model returned nothing")
-        return _reading(parse_reader_output(reply.text), hits, reply)
+        return _reading(parse_reader_output(reply.text), str(question), hits, reply)
 
 
 # ---- prompt ---------------------------------------------------------------------------------------
@@ -154,19 +163,20 @@ def parse_reader_output(text: str) -> ParsedAnswer:
     body = str(text or "").replace("**", "")
     labelled = _labelled(body)
     answer = labelled.get("answer")
-    inline = answer is None and _INLINE_ANSWER.search(body)
-    if inline:
-        answer = body[inline.end():].split("\n", 1)[0]
+    if answer is None:
+        answer = _inline_answer(body)
     found = answer is not None
     answer = answer if found else _first_bare_line(body)
-    # 'Answer: Paris (Evidence: 1)' and 'Answer: Paris [1]' carry their citations on the answer line
+    # 'Answer: Paris (Evidence: 1)', 'Answer: Paris [1]' and '[1] Paris' carry their citations on the answer line
     tail = _INLINE_TAIL.search(answer)
     answer, tail_cites = (answer[: tail.start()], _numbers(tail.group(0))) if tail else (answer, ())
     answer, bracket_cites = _split_trailing_citations(answer)
+    lead = _LEADING_CITES.match(answer)
+    answer, lead_cites = (answer[lead.end():], _numbers(lead.group(0))) if lead else (answer, ())
     answer = _clean_answer(answer)
     cited = _numbers(next((labelled[k] for k in _CITATION_LABELS if labelled.get(k)), ""))
     calculation = _clean_expression(labelled.get("calculation", ""))
-    return ParsedAnswer(answer, cited or tail_cites or bracket_cites, calculation,
+    return ParsedAnswer(answer, cited or tail_cites or bracket_cites or lead_cites, calculation,
                         ok=bool((found and answer) or calculation))
 
 
@@ -182,11 +192,23 @@ def _labelled(body: str) -> dict[str, str]:
     return found
 
 
-def _first_bare_line(body: str) -> str:
-    for line in body.split("\n"):
-        if line.strip() and not _LINE_LABEL.match(line):
+def _inline_answer(body: str) -> str | None:
+    """The text after the first 'answer:' / 'The answer is' that is followed by any (on its line or the
+    next non-empty one); '' when every such label is left empty, None when there is none."""
+    matches = list(_INLINE_ANSWER.finditer(body))
+    for match in matches:
+        line = body[match.end():].lstrip().split("\n", 1)[0]
+        if line.strip() and not _INLINE_ANSWER.match(line):
             return line
-    return ""
+    return "" if matches else None
+
+
+def _first_bare_line(body: str) -> str:
+    """The first line that is not a label; a line of citation numbers alone ('1') is skipped when text
+    follows it, since small models often cite before they answer."""
+    lines = [ln for ln in body.split("\n") if ln.strip() and not _LINE_LABEL.match(ln)]
+    answers = [ln for ln in lines if not _CITATION_LINE.match(ln)]
+    return (answers or lines or [""])[0]
 
 
 def _split_trailing_citations(answer: str) -> tuple[str, tuple[int, ...]]:
@@ -219,25 +241,40 @@ def _clean_expression(expression: str) -> str:
 # ---- parsed reply → reading ---------------------------------------------------------------------------
 
 
-def _reading(parsed: ParsedAnswer, evidence: tuple[Hit, ...], reply: ModelReply) -> Reading:
+def _reading(parsed: ParsedAnswer, question: str, evidence: tuple[Hit, ...], reply: ModelReply) -> Reading:
     steps: list[Step] = list(reply.steps)
     if not parsed.ok:
         used = f"used its first line {shorten(parsed.answer, 60)}" if parsed.answer else "found no answer"
         steps.append(_error(f"reader output had no 'Answer: …' line; got {shorten(reply.text)}; {used}"))
     answer = _calculated(parsed, steps)
-    if not answer or _REFUSALS.search(answer):
-        return Reading(IDK, refused=True, confidence=0.0, rationale=one_line(reply.text)[:500], steps=tuple(steps))
     if answer.lower() == INVALID_QUESTION:
         answer = INVALID_QUESTION  # the exact gold form for false-premise questions (DESIGN §5)
+    elif answer and not is_refusal(answer):
+        # never the prompt handed back; a sentence cut to its short answer (engine.tools.short_answer)
+        vetted = vet_answer(answer, question, [h.text for h in evidence], load_prompt("reader"))
+        if vetted.problem:
+            steps.append(rejected_step("reader", vetted.problem, reply.text))
+        answer = vetted.answer
+    if not answer or is_refusal(answer):
+        return Reading(IDK, refused=True, confidence=0.0, rationale=one_line(reply.text)[:500], steps=tuple(steps))
     citations = _citations(parsed.evidence, evidence, steps)
     clean = not any(isinstance(s, ErrorStep) for s in steps)
     return Reading(answer, citations, CLEAN_CONFIDENCE if clean else FALLBACK_CONFIDENCE,
                    rationale=one_line(reply.text)[:500], steps=tuple(steps))
 
 
+def is_refusal(answer: str) -> bool:
+    """'I don't know' in any of the ways models say it ('Not enough information', 'Unknown', …)."""
+    return bool(_REFUSALS.search(answer))
+
+
 def _calculated(parsed: ParsedAnswer, steps: list[Step]) -> str:
     """The calculation's result when there is one that evaluates, else the model's own answer."""
     if not parsed.calculation:
+        return parsed.answer
+    copied = echo_of(f"Calculation: {parsed.calculation}", "", (), load_prompt("reader"))
+    if copied:  # the prompt's own example copied is no calculation of this question's numbers
+        steps.append(_error(f"reader calculation {shorten(parsed.calculation, 60)} echoes {copied}; not evaluated"))
         return parsed.answer
     step = calculation_step(parsed.calculation)
     steps.append(step)

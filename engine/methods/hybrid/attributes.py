@@ -6,8 +6,11 @@ project — once per process. LLM: few-shot with demonstrations drawn from the s
 majority vote over samples (self-consistency). Decisions on spec §8.3: 5 demonstrations per call (the
 paper's count), drawn with a seed taken from the question's content hash (reproducible); 3 samples by
 default ([C] draws 5: each HF sample is a full generate call); a tie goes to the label voted first;
-labels parse by substring, else the closest label by difflib ratio; a sample that does not parse is
-an `error` step quoting it and casts no vote.
+labels parse by substring, else the closest label by difflib ratio; a reply without the two lines votes
+with the labels it names (a small model's bare "static"), and one that names no dynamism label is an
+`error` step quoting it and casts no vote. For small models (issue 23), each demonstration is a user turn
+answered by an assistant turn — in one prompt a 135M model went on writing demonstration questions —
+and sampling stops at the first repeated reply (sampling.py).
 Deliberate deviations from the paper (spec §2.3), for the explorer: the prompt also asks for the
 question type (the paper predicts only static/dynamic) and for all 4 dynamism classes, which the gate
 collapses to 2 at a configurable threshold (policy.py; [C]'s mapping by default). The demonstrations
@@ -32,10 +35,10 @@ import numpy as np
 from engine.cache import Registry
 from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegment
 from engine.methods.hybrid.prompting import question_pieces
-from engine.tools.llm_call import fill_with_segments
+from engine.methods.hybrid.sampling import draw
 from engine.retrieval.embedder import Embedder
-from engine.tools.llm_call import call_model, error_step, shorten
-from engine.tools.prompts import PromptFolder
+from engine.tools.llm_call import error_step, fill_with_segments, shorten
+from engine.tools.prompts import PromptFolder, fill
 from engine.trace import Step
 
 PROMPTS = PromptFolder.beside(__file__)
@@ -147,58 +150,70 @@ class LlmAttributePredictor:
     settings: GenerationSettings = ICL_SETTINGS
 
     def predict(self, question: str) -> Attributes:
-        prompt, segments = attribute_prompt(question, load_examples())
+        messages, segments = attribute_messages(question, load_examples())
         steps: tuple[Step, ...] = ()
         parsed: list[tuple[str, str]] = []
-        for n in range(self.samples):
-            role = f"attributes {n + 1}"
-            reply = call_model(self.chat, (Message("user", prompt),), self.settings, role=role, segments=segments)
+        replies = draw(self.chat, messages, self.settings, "attributes", self.samples, segments)
+        for n, reply in enumerate(replies, start=1):
             steps += reply.steps
             got = parse_attributes(reply.text)
             if got is not None:
                 parsed.append(got)
             elif not reply.failed:  # a failed call already left its error step
-                steps += (error_step(role, f"sample {n + 1} had no 'question_type: …' and 'dynamism: …' lines; "
-                                     f"got {shorten(reply.text)}; it casts no vote"),)
+                steps += (error_step(f"attributes {n}", f"sample {n} named no dynamism label; got "
+                                     f"{shorten(reply.text)}; it casts no vote"),)
         if not parsed:
             offline = self.fallback.predict(question)
-            message = (f"no attribute sample had 'question_type: …' and 'dynamism: …'; used the logistic "
+            message = (f"no attribute sample named a dynamism label; used the logistic "
                        f"regression's {offline.question_type} / {offline.dynamism}")
             return Attributes(offline.question_type, offline.type_confidence, offline.dynamism,
                               offline.dynamism_confidence, "logreg (icl fallback)", (),
                               steps + (error_step("attributes", message),))
-        qtype, tconf = majority([p[0] for p in parsed])
-        dyn, dconf = majority([p[1] for p in parsed])
-        votes = tuple(f"{t} / {d}" for t, d in parsed)
-        return Attributes(qtype, tconf * len(parsed) / self.samples, dyn, dconf * len(parsed) / self.samples,
-                          "icl", votes, steps)
+        typed = [t for t, _ in parsed if t]
+        qtype, tconf = majority(typed) if typed else (self.fallback.predict(question).question_type, 0.0)
+        dyn, dconf = majority([d for _, d in parsed])
+        votes = tuple(f"{t or '?'} / {d}" for t, d in parsed)
+        return Attributes(qtype, tconf * len(typed) / len(replies), dyn, dconf * len(parsed) / len(replies), "icl",
+                          votes, steps)
 
 
-def build_attribute_prompt(question: str, examples: Sequence[Example], demos: int = DEMOS) -> str:
-    return attribute_prompt(question, examples, demos)[0]
-
-
-def attribute_prompt(question: str, examples: Sequence[Example], demos: int = DEMOS,
-                     ) -> tuple[str, tuple[PromptSegment, ...]]:
-    """The ICL prompt (instruction, demonstrations drawn by the question's hash, the query) and its segments."""
+def attribute_messages(question: str, examples: Sequence[Example], demos: int = DEMOS,
+                       ) -> tuple[tuple[Message, ...], tuple[PromptSegment, ...]]:
+    """The ICL chat: the instruction, each demonstration (drawn by the question's hash) as a user turn
+    answered by an assistant turn, then the query; the query's segments."""
     seed = int(hashlib.sha256(question.encode("utf-8")).hexdigest()[:8], 16)
     chosen = random.Random(seed).sample(list(examples), min(demos, len(examples)))
-    shots = "\n\n".join(f"Question: {e.question}\nquestion_type: {e.question_type}\ndynamism: {e.dynamism}"
-                        for e in chosen)
-    return fill_with_segments(PROMPTS.load("attributes"), {"question": question_pieces(question)},
-                  types=", ".join(QUESTION_TYPES), demos=shots, question=question)
+    shots = [m for e in chosen for m in (Message("user", f"Question: {e.question}"),
+                                         Message("assistant", _labels(e.question_type, e.dynamism)))]
+    user, segments = fill_with_segments("Question: {question}", {"question": question_pieces(question)},
+                                        question=question)
+    system = Message("system", fill(PROMPTS.load("attributes"), types=", ".join(QUESTION_TYPES)).strip())
+    return (system, *shots, Message("user", user)), segments
+
+
+def _labels(question_type: str, dynamism: str) -> str:
+    return f"question_type: {question_type}\ndynamism: {dynamism}"
 
 
 def parse_attributes(text: str) -> tuple[str, str] | None:
-    """('type', 'dynamism') from 'question_type: … / dynamism: …' lines; None when either is missing."""
+    """('type', 'dynamism') from 'question_type: … / dynamism: …' lines, else from the labels the reply names
+    ("static", "It is a simple question that never changes: static"); the type is '' when none is named,
+    and None when no dynamism label is: the gate needs that one."""
     found: dict[str, str] = {}
     for key, value in _LINE.findall(text or ""):
         name = "dynamism" if key.lower().startswith("dyn") else "type"
         found.setdefault(name, value.strip())
-    if "type" not in found or "dynamism" not in found:
-        return None
-    qtype, dyn = closest_label(found["type"], QUESTION_TYPES), closest_label(found["dynamism"], DYNAMISM)
-    return (qtype, dyn) if qtype and dyn else None
+    dyn = closest_label(found["dynamism"], DYNAMISM) if "dynamism" in found else _named(text, DYNAMISM)
+    qtype = closest_label(found["type"], QUESTION_TYPES) if "type" in found else _named(text, QUESTION_TYPES)
+    return (qtype, dyn) if dyn else None
+
+
+def _named(text: str, labels: Sequence[str]) -> str:
+    """The one label the text names as a word ('' when it names none or several)."""
+    low = (text or "").lower().replace("_", " ").replace("-", " ")
+    named = {label for label in labels if re.search(rf"\b{label.replace('_', ' ').replace('-', ' ')}\b", low)}
+    named -= {a for a in named for b in named if a != b and a in b}  # "simple" inside "simple w condition"
+    return named.pop() if len(named) == 1 else ""
 
 
 def closest_label(text: str, labels: Sequence[str]) -> str:

@@ -6,7 +6,12 @@ paper); several sampled expressions, each filtered as [C] does (duplicate, `inpu
 error, trivial literal) — but evaluated by engine/tools/calculator.py, never `eval` (spec §7); a
 sample that does not evaluate is also an `error` step quoting the raw output. Deliberate deviation:
 rule 2 names what the safe calculator accepts (the paper allows any Python), so samples are not wasted
-on code it would refuse. Offline:
+on code it would refuse. Deliberate deviations for small models (issue 23): the calculator is asked only
+when the question wants a number or a comparison (`calculation_wanted`: its words, or a predicted
+comparison, aggregation or post-processing type) — the paper leaves that to the model's empty reply,
+which a small model never gives, so it answered "Where was Marie Curie born?" with five sentences;
+an expression written inside a sentence ("so 1911 - 1903 = 8") is taken out of it; and sampling stops
+at the first sample that repeats an earlier one (sampling.py). Offline:
 the question asks for a time span or an age, and the years next to the question's entities in the
 evidence (table rows, chunk sentences, KG facts) form `later - earlier`. Decision on spec §8.7: every
 result that passes goes to the reasoner, in sample order; numbers are printed with up to 12
@@ -22,9 +27,10 @@ from dataclasses import dataclass
 from engine.errors import CalculationError
 from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegment
 from engine.methods.hybrid.prompting import question_pieces, reference_pieces, table_pieces
+from engine.methods.hybrid.sampling import draw
 from engine.tools.llm_call import fill_with_segments
 from engine.tools.calculator import calculate
-from engine.tools.llm_call import call_model, error_step, shorten
+from engine.tools.llm_call import error_step, shorten
 from engine.tools.offline_reader.sentences import content_stems
 from engine.tools.prompts import PromptFolder, fill
 from engine.trace import CalculationStep, Step
@@ -37,6 +43,16 @@ _YEAR = re.compile(r"(?<![\d.])(1[0-9]{3}|20[0-9]{2})(?![\d.])")
 _ASKS_SPAN = re.compile(r"\bhow\s+(?:many\s+(?:years|decades|centuries|months|days)|old|long)\b"
                         r"|\b(?:difference|older|younger)\b", re.IGNORECASE)
 _FENCE = re.compile(r"^```\w*|```$")
+_NUMBER = r"\(*\s*\d[\d.]*\s*\)*"
+_ARITHMETIC = re.compile(rf"{_NUMBER}(?:\s*(?:\*\*|//|[-+*/%])\s*{_NUMBER})+")  # digits joined by operators
+_PROSE = re.compile(r"\b(?!(?:abs|round|min|max|sum|len|int|float)\b)[A-Za-z]{2,}")
+_WANTS_NUMBER = re.compile(
+    r"\bhow\s+(?:many|much|old|long|far|tall|high|big|large|deep|wide|heavy|often)\b"
+    r"|\b(?:difference|differ|total|sum|combined|together|average|mean|percent(?:age)?|ratio|twice|times|exceed\w*)\b"
+    r"|\b(?:older|oldest|younger|youngest|longer|longest|shorter|shortest|larger|largest|smaller|smallest|bigger"
+    r"|biggest|higher|highest|lower|lowest|earlier|earliest|later|more|most(?!\s+likely)|fewer|fewest|less|least)\b"
+    r"|\b\w+er\s+than\b|\bfirst\s*(?:[,?]|$)", re.IGNORECASE)
+NUMERIC_TYPES = ("comparison", "aggregation", "post-processing")
 
 
 @dataclass(frozen=True)
@@ -96,13 +112,23 @@ def evaluate(raw: str, source: str, seen: set[str]) -> Calculation:
 
 
 def clean_expression(raw: str) -> str:
-    """The first non-empty line without code fences, quotes or an 'Expression:' label."""
+    """The first non-empty line without code fences, quotes or an 'Expression:' label; when that line is
+    prose, the longest arithmetic in the reply ("The difference is 1911 - 1903 = 8." → "1911 - 1903")."""
     for line in str(raw or "").strip().splitlines():
         line = _FENCE.sub("", line.strip()).strip().strip("`").strip()
         line = re.sub(r"^(?:python\s*)?(?:expression\s*[:=]\s*)?", "", line, flags=re.IGNORECASE).strip()
         if line:
-            return line
+            found = _ARITHMETIC.findall(raw) if _PROSE.search(line) else []
+            return max(found, key=len).strip() if found else line
     return ""
+
+
+def calculation_wanted(question: str, question_type: str = "") -> str:
+    """Why the calculator is worth asking ('' when it is not): the question wants a number or a comparison."""
+    if question_type in NUMERIC_TYPES:
+        return f"the question was classified as {question_type}"
+    words = _WANTS_NUMBER.search(question)
+    return f"the question asks {words.group(0).strip(' ,?')!r}" if words else ""
 
 
 # ---- LLM ---------------------------------------------------------------------------------------------
@@ -118,15 +144,14 @@ class LlmCalculator:
         messages, segments = calculator_messages(question, references, tables)
         steps: tuple[Step, ...] = ()
         items, seen = [], set()
-        for n in range(self.samples):
-            role = f"calculator {n + 1}"
-            reply = call_model(self.chat, messages, self.settings, role=role, segments=segments)
+        for n, reply in enumerate(draw(self.chat, messages, self.settings, "calculator", self.samples, segments),
+                                  start=1):
             steps += reply.steps
-            item = evaluate(reply.text, f"LLM sample {n + 1}", seen)
+            item = evaluate(reply.text, f"LLM sample {n}", seen)
             items.append(item)
             if item.status == "eval_error" and not reply.failed:
-                steps += (error_step(role, f"sample {n + 1} is no expression the calculator runs ({item.error}); "
-                                     f"got {shorten(reply.text)}; it is left out"),)
+                steps += (error_step(f"calculator {n}", f"sample {n} is no expression the calculator runs "
+                                     f"({item.error}); got {shorten(reply.text)}; it is left out"),)
         return Calculations(tuple(items), steps)
 
 

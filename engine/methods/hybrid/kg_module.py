@@ -1,7 +1,10 @@
 """The KG module (spec §2.6): entities from the question → capped look-ups in the pack KG (CRAG's mock API).
 
 Entities come from the LLM (the question and its query time → the flat JSON of [C]'s domain keys,
-prompts/entities.txt, parsed with `json.loads` and a fallback scan for `{…}`) or, offline, from the
+prompts/entities.txt, parsed with `json.loads` and a fallback scan for `{…}`, then for `"name_key":
+"value"` pairs; for small models (issue 23) three demonstrations (prompts/entity_examples.txt) come as
+user turns answered by assistant turns — a 135M model copied the key list of a one-turn prompt — and
+the reply stops at its first '}', the end of a flat object) or, offline, from the
 pack lexicon through the `EntityLinker`; LLM names are mapped onto the pack's names by the same
 linker. The aspect, metric and time keys are shown in the trace's llm_call but not used: the pack KG
 is looked up by name (below), not through per-domain mock-API routes. Decision on spec §8.8: the look-up is the pack
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 from engine.graph.kg import KnowledgeGraph
 from engine.graph.linking import EntityLinker
 from engine.knowledge.records import Rule, Triple
-from engine.llm.chat import ChatModel, GenerationSettings, Message
+from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegment
 from engine.retrieval.embedder import Embedder
 from engine.methods.hybrid.prompting import question_pieces
 from engine.tools.llm_call import fill_with_segments
@@ -36,8 +39,12 @@ PROMPTS = PromptFolder.beside(__file__)
 
 KG_BLOCK_CHARS = 1000
 MAX_DERIVED = 3  # tails one rule may derive for one entity
-ENTITY_SETTINGS = GenerationSettings(max_new_tokens=128, temperature=0.1)  # [C]: 512; a flat object needs fewer
+# [C]: 512 tokens; a flat object needs fewer, and it ends at its first '}' (put back by the parser)
+ENTITY_SETTINGS = GenerationSettings(max_new_tokens=64, temperature=0.1, stop=("}",))
 _OBJECT = re.compile(r"\{[^{}]*\}")
+NAME_KEYS = ("main_entity", "market_identifier", "movie_name", "person", "artist_name", "song_name", "tournament",
+             "team")  # spec §2.6 keys whose values name entities
+_PAIR = re.compile(rf'"?({"|".join(NAME_KEYS)})"?\s*:\s*"([^"\n]+)"')
 NOT_NAMES = frozenset({"domain", "metric", "datetime", "year", "sport_type", "movie_aspect", "person_aspect",
                        "artist_aspect", "song_aspect"})  # spec §2.6 keys whose values name no entity
 
@@ -115,10 +122,8 @@ class LlmEntityFinder:
     settings: GenerationSettings = ENTITY_SETTINGS
 
     def find(self, question: str, query_time: str = "") -> tuple[tuple[str, ...], tuple[str, ...], tuple[Step, ...]]:
-        prompt, segments = fill_with_segments(PROMPTS.load("entities"), {"question": question_pieces(question)},
-                                  query_time=query_time or "unknown", question=question)
-        reply = call_model(self.chat, (Message("user", prompt),), self.settings, role="entity extraction",
-                           segments=segments)
+        messages, segments = entity_messages(question, query_time)
+        reply = call_model(self.chat, messages, self.settings, role="entity extraction", segments=segments)
         names = parse_entities(reply.text)
         steps = reply.steps
         if not names and not reply.failed:
@@ -134,9 +139,24 @@ class LlmEntityFinder:
         return tuple(linked), tuple(linked.values()), steps
 
 
+def entity_messages(question: str, query_time: str) -> tuple[tuple[Message, ...], tuple[PromptSegment, ...]]:
+    """The instruction, each demonstration as a user turn answered by an assistant turn, then the query."""
+    shots = []
+    for block in PROMPTS.load("entity_examples").strip().split("\n\n"):  # the question's lines, then its JSON
+        lines = block.strip().splitlines()
+        shots += [Message("user", "\n".join(lines[:-1])), Message("assistant", lines[-1])]
+    user, segments = fill_with_segments("Query time: {query_time}\nQuestion: {question}",
+                                        {"question": question_pieces(question)},
+                                        query_time=query_time or "unknown", question=question)
+    return (Message("system", PROMPTS.load("entities").strip()), *shots, Message("user", user)), segments
+
+
 def parse_entities(text: str) -> tuple[str, ...]:
-    """String values of the entity JSON (flat object or list), `json.loads` first, then any `{…}` in it."""
-    for raw in [str(text or "").strip(), *_OBJECT.findall(text or "")]:
+    """String values of the entity JSON (flat object or list), `json.loads` first, then any `{…}` in it, then
+    `"main_entity": "…"`-style pairs of the name keys; an object cut at its '}' (the stop string) is closed."""
+    text = str(text or "").strip()
+    text += "}" if text.count("{") > text.count("}") else ""
+    for raw in [text, *_OBJECT.findall(text)]:
         try:
             data = json.loads(raw)
         except ValueError:
@@ -151,4 +171,4 @@ def parse_entities(text: str) -> tuple[str, ...]:
                  if isinstance(x, str) and x.strip()]
         if names:
             return tuple(dict.fromkeys(names))
-    return ()
+    return tuple(dict.fromkeys(value.strip() for _, value in _PAIR.findall(text) if value.strip()))

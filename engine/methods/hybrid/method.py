@@ -12,6 +12,8 @@ answer. Decisions that live here (more in engine/methods/hybrid/*):
   "invalid question"; on LLM backends the check is one more KG reference and the model decides.
 - the KG stage also tries a direct KG answer (kg_answer.py, the analogue of the mock
   API's result); offline it is the answer, on LLM backends one more KG reference.
+- the calculator (§2.4) is asked only when the question wants a number or a comparison
+  (calculations.calculation_wanted): the paper leaves that to the model's empty reply (issue 23).
 - the premise check's "is this an 'A or B' question?" is read from grammar on every backend: a model
   call for it is none of the paper's calls (spec §2.10), and every model call must show in the trace.
 """
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 from engine.graph.linking import EntityLinker, entity_linker
 from engine.methods.hybrid import policy
 from engine.methods.hybrid.attributes import Attributes, describe
-from engine.methods.hybrid.calculations import Calculation
+from engine.methods.hybrid.calculations import Calculation, Calculations, calculation_wanted
 from engine.methods.hybrid.kg_answer import KgAnswer, kg_answer
 from engine.methods.hybrid.kg_module import KgLookup, lookup, rules_for
 from engine.methods.hybrid.knowledge import DirectAnswer
@@ -66,9 +68,12 @@ class HybridParams:
     dynamic_gate: str = param("fast-changing", choices=policy.GATE_CHOICES,
                               help="Questions at least this dynamic get \"I don't know\"; off never gates.")
     max_kg_facts: int = param(30, min=0, max=200, help="Most KG facts looked up (the prompt block is cut at 1000 chars).")
-    attribute_samples: int = param(3, min=1, max=9, help="LLM: attribute votes per question (majority wins).")
-    calc_samples: int = param(5, min=1, max=20, help="LLM: expressions sampled by the calculator.")
-    reason_samples: int = param(2, min=1, max=8, help="LLM: reasoning samples; any 'I don't know' wins.")
+    attribute_samples: int = param(3, min=1, max=9, help="LLM: attribute votes per question (majority wins); "
+                                   "sampling stops at the first repeated reply.")
+    calc_samples: int = param(5, min=1, max=20, help="LLM: expressions sampled by the calculator; sampling stops "
+                              "at the first repeated reply.")
+    reason_samples: int = param(1, min=1, max=8, help="LLM: reasoning samples; any 'I don't know' wins. More pay "
+                                "only on a server that samples: a local model repeats its first sample.")
     min_confidence: float = min_confidence_param()
 
 
@@ -117,13 +122,13 @@ class HybridMethod(Method):
         entities, mentions, entity_steps = tools.entities.find(question, _query_time(ctx))
         kg = lookup(question, entities, mentions, ctx.tools.kg, params.max_kg_facts, entity_steps,
                     rules_for(question, ctx.pack.rules, ctx.retrieval.embedder))
-        # §2.4 calculator
-        chunk_text = "\n".join(h.text for h in hits)
-        table_text = tables_block(kept_tables)
-        calcs = tools.calculator(entities).propose(question, chunk_text, table_text,
-                                                   [fact_sentence(t) for t in kg.facts])
+        # §2.4 calculator, asked only when the question wants a number or a comparison
+        wanted = calculation_wanted(question, attributes.question_type)
+        calcs = tools.calculator(entities).propose(
+            question, "\n".join(h.text for h in hits), tables_block(kept_tables),
+            [fact_sentence(t) for t in kg.facts]) if wanted else Calculations(())
         yield from placed(calcs.steps, CALCULATOR)
-        yield from _calculation_steps(calcs.items)
+        yield from _calculation_steps(calcs.items, wanted)
         ctx.check()
         # §2.5 knowledge extractor (LLM only)
         direct = tools.extractor.answer(question) if tools.extractor else None
@@ -215,10 +220,11 @@ def _attributes_step(attributes: Attributes) -> AttributesStep:
                           method=attributes.method, votes=attributes.votes)
 
 
-def _calculation_steps(items: Sequence[Calculation]) -> Iterator[Step]:
+def _calculation_steps(items: Sequence[Calculation], wanted: str) -> Iterator[Step]:
     if not items:
-        yield DecisionStep(iteration=CALCULATOR, title="No calculation", action="skip",
-                           detail="the question asks for no time span or arithmetic the evidence could feed")
+        detail = (f"{wanted}, but the evidence fed no calculation" if wanted else
+                  "the question asks for no number or comparison: the calculator was not asked")
+        yield DecisionStep(iteration=CALCULATOR, title="No calculation", action="skip", detail=detail)
         return
     for item in items:
         yield item.step(CALCULATOR)

@@ -40,7 +40,7 @@ class Sampling:
 
     attributes: int = 3
     calculator: int = 5
-    reasoning: int = 2
+    reasoning: int = 1
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ from engine.settings import REPO_ROOT
 if TYPE_CHECKING:
     from engine.methods.r2ag.former import R2Former
 
-SHIPPED = REPO_ROOT / "assets" / "r2ag" / "demo-relevance.pt"
+SHIPPED_FOLDER = REPO_ROOT / "assets"  # assets/r2ag/: checkpoints that ship, laid out as in the data folder
+SHIPPED = SHIPPED_FOLDER / "r2ag" / "demo-relevance.pt"
 RELEVANCE = "relevance"  # file stem of a relevance-only checkpoint in the data folder
 
 
@@ -60,11 +61,19 @@ class CheckpointMeta:
                                   f"the loaded model is {llm!r} (width {hidden_size}); {fix}")
 
 
+# a GGUF file's name ends with its quantization ("….Q4_1.gguf", "…-Q4_K_M.gguf", "….f16.gguf")
+_QUANT_SUFFIX = re.compile(r"(?:\.gguf)$|[.-](?:I?Q\d\w*|[BbFf]16|[Ff]32)$")
+
+
 def llm_identity(name: str, model_config: Any) -> str:
-    """Folder name plus a hash of the architecture: the same weights under another quantization match."""
+    """Model name plus a hash of the architecture. The name drops a GGUF file's quantization and
+    extension: the same weights under another quantization (or as the original folder) match."""
     keys = ("model_type", "hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
     signature = "|".join(str(getattr(model_config, k, "")) for k in keys)
-    return f"{Path(name).name}-{hashlib.sha256(signature.encode()).hexdigest()[:8]}"
+    stem = Path(name).name
+    while (shorter := _QUANT_SUFFIX.sub("", stem)) != stem and shorter:
+        stem = shorter
+    return f"{stem}-{hashlib.sha256(signature.encode()).hexdigest()[:8]}"
 
 
 def checkpoint_path(home: Path, llm: str = "") -> Path:
@@ -134,13 +143,14 @@ def _read(path: Path) -> tuple[CheckpointMeta, dict[str, Any]]:
     return meta, state
 
 
-def find_checkpoint(home: Path, llm: str = "", explicit: str = "") -> Path:
-    """The checkpoint a run uses: the one named, else this LLM's, else the relevance-only one
-    (trained in the data folder, else the one shipped with the project)."""
+def find_checkpoint(home: Path, llm: str = "", explicit: str = "", shipped: Path = SHIPPED_FOLDER) -> Path:
+    """The checkpoint a run uses: the one named, else this LLM's (trained in the data folder, else
+    shipped with the project), else the relevance-only one (trained, else shipped)."""
     if explicit:
         return Path(explicit).expanduser()
-    if llm and checkpoint_path(home, llm).is_file():
-        return checkpoint_path(home, llm)
+    for folder in (home, shipped) if llm else ():
+        if checkpoint_path(folder, llm).is_file():
+            return checkpoint_path(folder, llm)
     trained = checkpoint_path(home)
     return trained if trained.is_file() else SHIPPED
 

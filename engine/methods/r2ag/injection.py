@@ -15,12 +15,13 @@ import numpy as np
 import torch
 
 from engine.llm.decoding import decode
+from engine.methods.r2ag.answer import first_line
 from engine.methods.r2ag.prompt import SlottedPrompt
 
 
 @dataclass(frozen=True)
 class Generation:
-    text: str
+    text: str                         # everything decoded (the first line is the answer: `answer.first_line`)
     tokens: tuple[int, ...]
     pieces: tuple[str, ...]           # each generated token as text
     prompt_last: np.ndarray | None    # (layers, heads, L) attention of the last prompt position
@@ -54,20 +55,18 @@ def greedy_decode(model: Any, tokenizer: Any, embeds: torch.Tensor, max_new_toke
     decoded = decode(model, tokenizer, inputs_embeds=embeds, max_new_tokens=max_new_tokens, capture=capture,
                      done=lambda tokens: _first_line_done(tokenizer, tokens))
     tokens = list(decoded.tokens)
-    text = tokenizer.decode(tokens, skip_special_tokens=True).strip().split("\n")[0].strip()
     return Generation(
-        text=text, tokens=tuple(tokens), pieces=tuple(tokenizer.batch_decode([[t] for t in tokens])),
+        text=tokenizer.decode(tokens, skip_special_tokens=True).strip(), tokens=tuple(tokens),
+        pieces=tuple(tokenizer.batch_decode([[t] for t in tokens])),
         prompt_last=decoded.prompt_last, per_token=decoded.per_token,
         latency_ms=round((time.perf_counter() - started) * 1000, 2),
     )
 
 
 def _first_line_done(tokenizer: Any, tokens: list[int]) -> bool:
-    """[decide 17] metrics score the first line, so decoding stops once a non-empty line has ended."""
-    text = tokenizer.decode(tokens[-8:], skip_special_tokens=True)
-    return "\n" in text and bool(tokenizer.decode(tokens, skip_special_tokens=True).strip())
-
-
-def lm_loss(model: Any, embeds: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Causal-LM loss of the (frozen) LLM on an injected sequence; labels -100 where not scored."""
-    return model(inputs_embeds=embeds, labels=labels.to(embeds.device)).loss
+    """[decide 17] metrics score the first line, so decoding stops once a line with an answer has ended
+    (a bare "Answer:" line is the template's label repeated, not the answer)."""
+    if "\n" not in tokenizer.decode(tokens[-1:], skip_special_tokens=True):
+        return False
+    text = tokenizer.decode(tokens, skip_special_tokens=True)
+    return bool(first_line(text[:text.rfind("\n")]))

@@ -22,7 +22,10 @@ from engine.methods.r2ag.checkpoint import CheckpointMeta, find_checkpoint, llm_
 from engine.methods.r2ag.features import ListFeatures, ranked_features
 from engine.retrieval.suite import RETRIEVER_NAMES
 from engine.tools.base import IDK
-from engine.trace import AnswerStep, DecisionStep, FeaturesStep, Hit, LlmCallStep, RetrievalStep, Step
+from engine.tools.llm_call import shorten
+from engine.trace import (
+    AnswerStep, DecisionStep, ErrorStep, FeaturesStep, Hit, LlmCallStep, RetrievalStep, Step,
+)
 
 ITERATION = 1
 RERANK_ONLY = "R2AG — re-rank only, no injection"  # the run's label when nothing could be injected
@@ -95,10 +98,7 @@ class R2agMethod(Method):
         ctx.check()
         if model is None or not meta.injects:
             yield _why_not_injected(model, ctx.tools.backend if ctx.tools.chat is not None else "")
-            reading = ctx.tools.reader.read(question, reranked)
-            yield from reading_steps(reading, iteration=ITERATION)
-            answer = answer_step(reading, reranked, ctx.tools, iteration=ITERATION)
-            yield replace(answer, title=RERANK_ONLY + (" (refused: not enough evidence)" if reading.refused else ""))
+            yield from _read_reranked(question, ctx, reranked)
             return
         # §2.4 / §3.7-11: project, inject into the retrieval-aware prompt, generate
         yield from _generate(question, ctx, params, model, former, scored, ordered, reranked, gold)
@@ -188,24 +188,51 @@ def _why_not_injected(model: _Model | None, remote_backend: str) -> DecisionStep
     return DecisionStep(iteration=ITERATION, title=RERANK_ONLY, action="no_injection", detail=detail)
 
 
+def _read_reranked(question: str, ctx: RunContext, reranked: Sequence[Hit]) -> Iterator[Step]:
+    """The reader over the re-ranked chunks; a reading that only hands back its prompt is no answer."""
+    from engine.methods.r2ag.answer import echo_of, instructions_of
+
+    reading = ctx.tools.reader.read(question, reranked)
+    yield from reading_steps(reading, iteration=ITERATION)
+    answer = answer_step(reading, reranked, ctx.tools, iteration=ITERATION)
+    calls = [s for s in reading.steps if isinstance(s, LlmCallStep)]
+    documents = [h.text for h in reranked]
+    instructions = instructions_of(calls[-1].prompt, question, documents) if calls else ""
+    echoed = "" if reading.refused else echo_of(reading.answer, question, instructions, documents)
+    why = " (refused: not enough evidence)" if reading.refused else ""
+    if echoed:
+        yield ErrorStep(iteration=ITERATION, title="R2AG answer refused",
+                        message=f"the reader echoed {echoed} instead of answering: {shorten(reading.answer)}; "
+                                "answered I don't know")
+        answer, why = replace(answer, text=IDK, refused=True, citations=(), confidence=0.0), f" (refused: {echoed})"
+    yield replace(answer, title=RERANK_ONLY + why)
+
+
 def _generate(question: str, ctx: RunContext, params: R2agParams, model: _Model, former: Any, scored: _Scored,
               ordered: Sequence[Hit], reranked: Sequence[Hit], gold: set[str]) -> Iterator[Step]:
-    from engine.methods.r2ag.prompt import PromptDoc, prompt_pieces, tokenize_prompt
+    from engine.methods.r2ag.answer import parse_output
+    from engine.methods.r2ag.prompt import PromptDoc, document_text, prompt_pieces, tokenize_prompt
 
     chat, tokenizer = model.chat, model.chat.tokenizer
     docs = [PromptDoc(h.title, h.text) for h in ordered]
     highlight = tuple(f"doc {n}" for n, h in enumerate(ordered, start=1) if h.doc_id in gold)
     runs = [("R2AG", True)] + ([("plain RAG", False)] if params.compare_plain else [])
-    texts: dict[str, str] = {}
+    parsed = None
     for group, slots in runs:
-        prompt = tokenize_prompt(tokenizer, prompt_pieces(question, docs, slots), params.max_prompt_tokens)
+        pieces = prompt_pieces(question, docs, slots)
+        prompt = tokenize_prompt(tokenizer, pieces, params.max_prompt_tokens)
         if slots and len(prompt.slots) != len(docs):  # spec §3.8: one slot per document, none lost
             raise BackendError(f"the R2AG prompt kept {len(prompt.slots)} slots for {len(docs)} documents")
         generation = _decode(chat, former, scored, prompt, params, inject=slots)
-        texts[group] = generation.text
         yield LlmCallStep(iteration=ITERATION, title=f"{group} generation", role=group.lower(), prompt=prompt.text,
                           output=generation.text, tokens_in=len(prompt.ids), tokens_out=len(generation.tokens),
                           latency_ms=generation.latency_ms, backend=f"{chat.backend}: {chat.model}")
+        if slots:  # the answer is R2AG's; the plain run is shown for comparison only
+            instructions = "".join(p.text for p in pieces if p.kind == "other")
+            parsed = parse_output(generation.text, question, instructions, [document_text(d) for d in docs])
+            if parsed.problem:
+                yield ErrorStep(iteration=ITERATION, title="R2AG answer refused",
+                                message=f"{parsed.problem}: {shorten(generation.text)}; answered I don't know")
         if prompt.cut_tokens:
             yield DecisionStep(iteration=ITERATION, action="truncate",
                                detail=f"{prompt.cut_tokens} document tokens cut to fit {params.max_prompt_tokens}; "
@@ -213,14 +240,15 @@ def _generate(question: str, ctx: RunContext, params: R2agParams, model: _Model,
         if generation.prompt_last is not None and generation.per_token is not None:
             from engine.methods.r2ag.views import Generated, llm_attention_steps
 
-            pieces = tokenizer.batch_decode([[t] for t in prompt.ids])  # one call, not one per token
+            shown = tokenizer.batch_decode([[t] for t in prompt.ids])  # one call, not one per token
             yield from llm_attention_steps(generation.prompt_last, Generated(generation.per_token, generation.tokens,
-                                           generation.pieces), prompt.segments, pieces, group, highlight, ITERATION)
+                                           generation.pieces), prompt.segments, shown, group, highlight, ITERATION)
         ctx.check()
-    answer = texts["R2AG"]
+    answer = parsed.answer if parsed else ""
     refused = not answer or answer.lower().startswith(IDK.lower())
-    yield AnswerStep(iteration=ITERATION, title="Answer (R2AG)", text=answer or IDK, refused=refused,
-                     backend=chat.backend, model=chat.model, evidence=distinct_docs(reranked))
+    yield AnswerStep(iteration=ITERATION, title="Answer (R2AG)" + (" (refused)" if refused else ""),
+                     text=IDK if refused else answer, refused=refused, backend=chat.backend, model=chat.model,
+                     evidence=distinct_docs(reranked))
 
 
 def _decode(chat: Any, former: Any, scored: _Scored, prompt: Any, params: R2agParams, inject: bool) -> Any:

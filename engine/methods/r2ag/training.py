@@ -11,7 +11,7 @@ import hashlib
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from torch import nn
 
 from engine.errors import RagscopeError
 from engine.evaluation.metrics import average_precision
-from engine.knowledge.records import Pack
+from engine.knowledge.records import Pack, Question
 from engine.methods.r2ag.checkpoint import CheckpointMeta, checkpoint_path, llm_identity, save_checkpoint
 from engine.methods.r2ag.features import FEATURE_ORDER, ranked_features
 from engine.methods.r2ag.former import R2Former, R2FormerConfig, pad_batch, score
@@ -34,7 +34,12 @@ Progress = Callable[[int, int, float], None]  # (step, total steps, loss)
 @dataclass(frozen=True)
 class TrainConfig:
     """lr 2e-4 and Adam [P]; seed 42 [C]. The epoch count is ours: 5-fold cross-validation on the demo
-    and HotpotQA packs showed longer relevance-only training fitting the training lists, not new ones."""
+    and HotpotQA packs showed longer relevance-only training fitting the training lists, not new ones.
+
+    The joint stage's bounds are ours too, set for a CPU: each step runs the LLM forward and backward,
+    so `lm_max_steps` caps it (the paper's 2 epochs are the upper bound), and `lm_prompt_tokens` cuts
+    document text (never a slot) of training prompts; inference keeps `max_prompt_tokens`.
+    """
 
     k: int = 10
     retriever: str = "hybrid"
@@ -42,8 +47,11 @@ class TrainConfig:
     epochs: int = 40
     lm_epochs: int = 2
     batch_size: int = 8
+    lm_batch_size: int = 2         # [C] 2 per device (× 2 accumulation there; here more, smaller steps)
+    lm_max_steps: int = 32
+    lm_prompt_tokens: int = 384
     lr: float = 2e-4
-    heldout: float = 0.2
+    heldout: float = 0.25
     seed: int = 42
     max_prompt_tokens: int = 4096
 
@@ -87,7 +95,7 @@ def build_examples(pack: Pack, retrieval: Retrieval, config: TrainConfig) -> lis
             continue
         ordered, features = ranked_features(retrieval, q.question, hits, config.list_order == "r")
         examples.append(Example(
-            question_id=q.id, question=q.question, answer=q.answers[0] if q.answers else "",
+            question_id=q.id, question=q.question, answer=target(q),
             supporting=tuple(q.supporting_docs), hits=ordered,
             retriever_order=tuple(h.doc_id for h in sorted(hits, key=lambda h: h.rank)),
             features=features.matrix(), labels=tuple(float(h.doc_id in q.supporting_docs) for h in ordered)))
@@ -122,8 +130,7 @@ def train_relevance(examples: Sequence[Example], config: TrainConfig, progress: 
     model = R2Former(R2FormerConfig(k=config.k))
     optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
     order = list(examples)
-    per_epoch = -(-len(order) // config.batch_size)
-    total, step = config.epochs * per_epoch, 0
+    total, step = relevance_steps(len(order), config), 0
     model.train()
     for _ in range(config.epochs):
         rng.shuffle(order)
@@ -134,42 +141,72 @@ def train_relevance(examples: Sequence[Example], config: TrainConfig, progress: 
     return model
 
 
-def train_joint(examples: Sequence[Example], chat: Any, config: TrainConfig,
-                progress: Progress | None = None) -> R2Former:
+def relevance_steps(n: int, config: TrainConfig) -> int:
+    return config.epochs * -(-n // config.batch_size)
+
+
+def joint_steps(n: int, config: TrainConfig) -> int:
+    return min(config.lm_max_steps, config.lm_epochs * -(-n // config.lm_batch_size))
+
+
+def target(question: Question) -> str:
+    """The answer the LM loss teaches: every item of a set question (each is a gold answer), else the first."""
+    return ", ".join(question.answers) if question.type == "set" else (question.answers[0] if question.answers else "")
+
+
+def train_joint(examples: Sequence[Example], chat: Any, config: TrainConfig, progress: Progress | None = None,
+                start: R2Former | None = None, share_prefix: bool = True) -> R2Former:
     """L = L_QDM + L_LM with the LLM frozen (spec §2.5 'R2AG'); gradients flow through the LLM into the
-    projection. [decide 9] the LM loss covers the answer only (prompt and slots labelled -100)."""
-    from engine.methods.r2ag.injection import lm_loss, prompt_embeddings
-    from engine.methods.r2ag.prompt import PromptDoc, prompt_pieces, tokenize_prompt
+    projection. [decide 9] the LM loss covers the answer only. `start` is a relevance-trained R2-Former
+    to begin from (its QDM part; the projection is new); the LLM side is prepared once (`lm_inputs`)."""
+    from engine.methods.r2ag.lm_inputs import LmSource, batch_loss, prepare, sdpa_attention
+    from engine.methods.r2ag.prompt import PromptDoc
 
     llm, tokenizer = chat.model_obj, chat.tokenizer
-    width = int(llm.get_input_embeddings().weight.shape[1])
     torch.manual_seed(config.seed)
     rng = random.Random(config.seed)
-    model = R2Former(R2FormerConfig(k=config.k, hidden_size=width))
+    model = R2Former(R2FormerConfig(k=config.k, hidden_size=int(llm.get_input_embeddings().weight.shape[1])))
+    if start is not None:
+        model.load_state_dict(start.state_dict(), strict=False)  # all but the projection
+    _embedding_scale(model, llm)
     for p in llm.parameters():
         p.requires_grad_(False)
     optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
     usable = [e for e in examples if e.answer]
-    total, step = config.lm_epochs * len(usable), 0
+    total, offset = joint_steps(len(usable), config), (relevance_steps(len(examples), config) if start else 0)
+    sources = [LmSource(e.question, tuple(PromptDoc(h.title, h.text) for h in e.hits), e.answer) for e in usable]
     model.train()
-    with chat.exclusive():
-        for _ in range(config.lm_epochs):
-            order = list(usable)
-            rng.shuffle(order)
-            for e in order:
-                docs = [PromptDoc(h.title, h.text) for h in e.hits]
-                prompt = tokenize_prompt(tokenizer, prompt_pieces(e.question, docs, True), config.max_prompt_tokens)
-                answer = tokenizer(" " + e.answer, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
-                full = replace(prompt, ids=prompt.ids + tuple(answer))
-                labels = torch.tensor([[-100] * len(prompt.ids) + answer])
-                features, qdm_labels, pad = _batch([e], config.k)
-                out = model(features, pad)
-                vectors = model.project(out.hidden)[0, :len(e.hits)]          # (n, width)
-                embeds = prompt_embeddings(llm, full, vectors)
-                loss = qdm_loss(out.logits, qdm_labels, pad) + lm_loss(llm, embeds, labels)
-                step = _update(optimiser, loss, step, total, progress)
+    with chat.exclusive(), sdpa_attention(llm):
+        inputs = prepare(llm, tokenizer, sources, config.lm_prompt_tokens, share_prefix)
+        for step, batch in enumerate(_batches(len(usable), config, rng)):
+            features, qdm_labels, pad = _batch([usable[i] for i in batch], config.k)
+            out = model(features, pad)
+            vectors = model.project(out.hidden)                                   # (B, k, width)
+            loss = qdm_loss(out.logits, qdm_labels, pad) + batch_loss(llm, inputs, batch, list(vectors))
+            _update(optimiser, loss, offset + step, offset + total, progress)
     model.eval()
     return model
+
+
+def _batches(n: int, config: TrainConfig, rng: random.Random) -> list[list[int]]:
+    """Shuffled batches of list indices, epoch after epoch, at most `joint_steps` of them."""
+    batches: list[list[int]] = []
+    for _ in range(config.lm_epochs):
+        order = list(range(n))
+        rng.shuffle(order)
+        batches += [order[i:i + config.lm_batch_size] for i in range(0, n, config.lm_batch_size)]
+    return batches[:joint_steps(n, config)]
+
+
+def _embedding_scale(model: R2Former, llm: Any) -> None:
+    """[ours] Start the projection at the scale of the LLM's token embeddings. PyTorch's default init
+    writes vectors several times louder than any token (4x on SmolLM2), which the paper's long training
+    corrects; a CPU run's few steps cannot, so an untrained vector starts no louder than a token.
+    The R2-Former's states are layer-normed (unit variance per dimension)."""
+    table = llm.get_input_embeddings().weight
+    with torch.no_grad():
+        model.proj.weight.normal_(0.0, float(table.float().std()) / model.config.d_model ** 0.5)
+        model.proj.bias.zero_()
 
 
 def _update(optimiser: torch.optim.Optimizer, loss: torch.Tensor, step: int, total: int,
@@ -215,13 +252,15 @@ def map_report(model: R2Former, train: Sequence[Example], heldout: Sequence[Exam
 
 def train_r2ag(pack: Pack, retrieval: Retrieval, config: TrainConfig, chat: Any = None, out: Path | None = None,
                progress: Progress | None = None) -> TrainResult:
-    """Build lists, train (relevance-only without `chat`, joint with an HF chat model), save with metadata."""
+    """Build lists, train (relevance-only without `chat`; with an HF chat model, relevance first, then
+    jointly), save with metadata."""
     started = time.perf_counter()
     train, heldout = split(build_examples(pack, retrieval, config), config.heldout)
+    relevance = train_relevance(train, config, _overall(progress, train, config, chat is not None))
     if chat is None:
-        model, llm, width = train_relevance(train, config, progress), "", 0
+        model, llm, width = relevance, "", 0
     else:
-        model = train_joint(train, chat, config, progress)
+        model = train_joint(train, chat, config, progress, start=relevance)
         llm = llm_identity(chat.config.path, chat.model_obj.config)
         width = model.config.hidden_size
     meta = CheckpointMeta(embedder=retrieval.embedder.id, k=config.k, config=model.config.to_dict(),
@@ -230,3 +269,11 @@ def train_r2ag(pack: Pack, retrieval: Retrieval, config: TrainConfig, chat: Any 
                           metrics=map_report(model, train, heldout))
     path = save_checkpoint(out or checkpoint_path(retrieval.settings.home, llm), model, meta)
     return TrainResult(path=path, meta=meta, seconds=round(time.perf_counter() - started, 2))
+
+
+def _overall(progress: Progress | None, train: Sequence[Example], config: TrainConfig, joint: bool) -> Progress | None:
+    """The relevance stage's progress counted against both stages' steps, so one bar covers the run."""
+    if progress is None or not joint:
+        return progress
+    extra = joint_steps(sum(1 for e in train if e.answer), config)
+    return lambda step, total, loss: progress(step, total + extra, loss)

@@ -10,10 +10,18 @@ tolerant and falls back with an `error` step that quotes the raw model output, n
   the question as sub-query in round 0 (q_0 is the question anyway, spec §2.8) and to [SUFFICIENT] later
   (never loop on garbage), and marks the plan `fallback`; a repeated sub-query, or [NO_RETRIEVAL] after
   round 0 (spec §2.2), also falls back to [SUFFICIENT].
+- planner: the sub-query is the rest of the [SUBQ] line (or the next line when [SUBQ] ends its line), never
+  a later line holding another token nor a bare 'Output'/'Input' label the model copied from the prompt.
 - t2t parsing: one malformed triple drops only itself, not the round (spec §8 notes the [code] loses the
-  whole round's graph).
+  whole round's graph); a triple without its `O>`/`P>` marker is read by position. A triple whose subject
+  or object the passage does not hold, or that links a name to itself, is dropped as unsupported: a weak
+  model fills the demonstration's triples with the passage's subject ('Birth date| November 27, 1953').
 - answerer: the first non-empty line, without an 'Answer:'/'Output:' label or control tokens; nothing
-  left means a refusal with an error step, never a control token or an empty string as the answer.
+  left means a refusal with an error step, never a control token or an empty string as the answer. An
+  answer that echoes the prompt (the question, an instruction, the graph information: `vet_answer`) or
+  that only a demonstration holds is not an answer either; a sentence is cut to its short answer.
+- every role stops at the prompt's own next-block markers and has a budget sized to its reply (a plan is
+  one line, an answer a short phrase), so a weak model that keeps writing costs no more than that.
 """
 
 from __future__ import annotations
@@ -30,20 +38,25 @@ from engine.methods.ras.base import (
 from engine.methods.ras.query_graph import QueryGraph, fold
 from engine.tools.base import IDK, Reading
 from engine.tools.llm_call import call_model, error_step, fill_with_segments, one_line
+from engine.text import STOPWORDS, words
 from engine.tools.prompts import PromptFolder
-from engine.trace import Hit
+from engine.tools.short_answer import rejected_step, vet_answer
+from engine.trace import Hit, Step
 
 PROMPTS = PromptFolder.beside(__file__)
 
 MAX_PASSAGE_CHARS = 2000
 MAX_RAW_SHOWN = 500  # characters of unusable model output quoted in an error step
-PLAN_SETTINGS = GenerationSettings(max_new_tokens=64)
-T2T_SETTINGS = GenerationSettings(max_new_tokens=200)
-ANSWER_SETTINGS = GenerationSettings(max_new_tokens=64)
-_TRIPLE = re.compile(r"\(?\s*S>\s*([^|()]*?)\s*\|\s*P>\s*([^|()]*?)\s*\|\s*O>\s*([^|()]*?)\s*(?:\)|$|,\s*\(|\n)",
-                     re.IGNORECASE)
+# where the prompts' next block would begin: a reply that goes on past them is the model writing a new example
+NEXT_BLOCK = ("\nOutput", "\nInput", "\nQuestion", "\nExample", "\n----", "\n[PREV_", "Now your turn")
+PLAN_SETTINGS = GenerationSettings(max_new_tokens=48, stop=NEXT_BLOCK)  # [SUBQ] outputs average 18 tokens (§3.1)
+T2T_SETTINGS = GenerationSettings(max_new_tokens=160, stop=NEXT_BLOCK)  # ~ MAX_TRIPLES_PER_CHUNK
+ANSWER_SETTINGS = GenerationSettings(max_new_tokens=32, stop=NEXT_BLOCK)  # a short phrase
+_TRIPLE = re.compile(r"\(?\s*S>\s*([^|()]*?)\s*\|\s*(?:P>)?\s*([^|()]*?)\s*\|\s*(?:O>)?\s*([^|()]*?)\s*"
+                     r"(?:\)|$|,\s*\(|\n)", re.IGNORECASE)
 _TOKEN = re.compile(r"\[\s*(NO_RETRIEVAL|SUBQ|SUFFICIENT)\s*\]", re.IGNORECASE)
 _LABEL = re.compile(r"^\s*(?:answer|output)\s*:\s*", re.IGNORECASE)
+_BARE_LABEL = re.compile(r"^(?:output|input|question|answer)\s*(?::|$)\s*", re.IGNORECASE)
 
 
 def raw(text: str) -> str:
@@ -76,9 +89,10 @@ def parse_plan(text: str) -> tuple[str, str, bool]:
         return "", "", False
     token = match.group(1).upper()
     if token == "SUBQ":
-        rest = body[match.end():].strip()
-        rest = _TOKEN.split(rest)[0] if _TOKEN.search(rest) else rest
-        query = one_line(rest.splitlines()[0] if rest else "").strip(" :-\"'")
+        line, _, after = body[match.end():].partition("\n")
+        if not line.strip():  # '[SUBQ]' ends its line: the sub-query may stand on the next one
+            line = next((text for text in after.splitlines() if text.strip()), "")
+        query = _BARE_LABEL.sub("", one_line(_TOKEN.split(line)[0]).strip(" :-\"'")).strip(" :-\"'")
         return ("subq", query, True) if query else ("", "", False)
     return ("sufficient" if token == "SUFFICIENT" else "no_retrieval"), "", True
 
@@ -111,6 +125,17 @@ class LlmPlanner(Planner):
         return Plan(action, query, f"fallback: {problem}; {then}", steps=steps, fallback=True)
 
 
+def supported(triple: Triple, passage: str) -> bool:
+    """Subject and object each stand in the passage (most of their content words) and differ."""
+    known = set(words(passage))
+
+    def held(name: str) -> bool:
+        own = [w for w in words(name) if w not in STOPWORDS] or words(name)
+        return bool(own) and 2 * sum(w in known for w in own) >= len(own)
+
+    return held(triple.head) and held(triple.tail) and fold(triple.head) != fold(triple.tail)
+
+
 def parse_triples(text: str) -> tuple[tuple[Triple, ...], int]:
     """`(S> s| P> p| O> o)` pieces, and how many `S>` pieces could not be read."""
     body = text or ""
@@ -129,11 +154,14 @@ class LlmExtractor(Extractor):
         prompt, segments = _prompt("t2t", {"passage": [("passage", "document", passage)]}, passage=passage)
         reply = call_model(self.chat, (Message("user", prompt),), self.settings, role="text-to-triples",
                            segments=segments)
-        triples, bad = parse_triples(reply.text)
+        parsed, bad = parse_triples(reply.text)
+        triples = tuple(t for t in parsed if supported(t, passage))
+        unsupported = len(parsed) - len(triples)
         steps = reply.steps
-        if (bad or not triples) and not reply.failed:
-            steps += (error_step("text-to-triples", f"{bad} malformed triple(s), {len(triples)} read from chunk "
-                                 f"{hit.chunk_id}; kept the well-formed ones; got {raw(reply.text)}"),)
+        if (bad or unsupported or not triples) and not reply.failed:
+            steps += (error_step("text-to-triples", f"{bad} malformed triple(s), {unsupported} not supported by the "
+                                 f"passage (a subject or object it does not hold, or a name linked to itself), "
+                                 f"{len(triples)} kept from chunk {hit.chunk_id}; got {raw(reply.text)}"),)
         return Extraction(triples[:MAX_TRIPLES_PER_CHUNK], steps)
 
 
@@ -157,12 +185,35 @@ class LlmAnswerer(Answerer):
                                               "question": [("question", "question", question)]},
                                    history=history, question=question)
         reply = call_model(self.chat, (Message("user", prompt),), self.settings, role="answerer", segments=segments)
-        text = parse_answer(reply.text)
+        text, steps = _vetted(parse_answer(reply.text), question, history, reply.text)
+        steps = reply.steps + steps
         if not text:
-            steps = reply.steps + (() if reply.failed else (
+            steps += (() if reply.failed else (
                 error_step("answerer", f"the answerer's output held no answer; got {raw(reply.text)}"),))
             return Reading(IDK, refused=True, rationale="the model gave no usable answer", steps=steps)
         cited = tuple(dict.fromkeys(t.doc_id for t in graph.triples if t.doc_id and text.lower() in
                                     f"{t.head} {t.tail}".lower()))
         return Reading(text, cited or tuple(dict.fromkeys(h.doc_id for h in evidence))[:1], 0.5,
-                       rationale=one_line(reply.text)[:500], steps=reply.steps)
+                       rationale=one_line(reply.text)[:500], steps=steps)
+
+
+def _vetted(answer: str, question: str, history: str, reply: str) -> tuple[str, tuple[Step, ...]]:
+    """The answer unless it is the prompt handed back; a sentence cut to its short answer (short_answer.py)."""
+    if not answer:
+        return "", ()
+    template = PROMPTS.load("answer")
+    if copied_example(answer, template, f"{history}\n{question}"):
+        return "", (rejected_step("answerer", f"the answer {answer!r} is a demonstration's, held neither by the "
+                                  "graph information nor by the question", reply),)
+    vetted = vet_answer(answer, question, history.splitlines(), template)
+    return vetted.answer, ((rejected_step("answerer", vetted.problem, reply),) if vetted.problem else ())
+
+
+def copied_example(answer: str, template: str, given: str) -> bool:
+    """The answer's words stand together in the prompt's fixed text (its demonstrations) and its content
+    words are not all in what the model was given to answer from: a weak model's copy of a demo answer."""
+    said = words(answer)
+    content = [w for w in said if w not in STOPWORDS]
+    fixed, known = words(template), set(words(given))
+    copied = any(fixed[i: i + len(said)] == said for i in range(len(fixed) - len(said) + 1))
+    return bool(content) and copied and not set(content) <= known

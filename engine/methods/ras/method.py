@@ -63,9 +63,11 @@ class RasMethod(Method):
         read: dict[str, Hit] = {}  # chunk id → first hit, in retrieval order
         plan = tools.planner.plan(question, rounds, graph, ())
         yield from placed(plan.steps, 0)
-        if plan.action != "subq":
-            yield DecisionStep(iteration=0, title=f"{_who(plan)}: {_label(plan.action)}", action=plan.action,
-                               detail="answering without retrieval")
+        if plan.action != "subq":  # spec §2.7: a decision of the planner, answered closed-book
+            yield DecisionStep(iteration=0, title=f"{_who(plan)}: {_label(plan.action)}: no retrieval, answered "
+                               "closed-book", action=plan.action,
+                               detail=f"the planner's first plan was {_label(plan.action)}: nothing is retrieved and "
+                               "the answerer sees the question alone, no graph (spec §2.7)")
             yield from _answer(tools, question, rounds, graph, [], ctx, 0)
             return
         yield DecisionStep(iteration=0, title=f"{_who(plan)}: [SUBQ]", action="subq",

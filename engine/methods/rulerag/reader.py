@@ -26,8 +26,9 @@ from engine.rules.matching import ScoredRule
 from engine.rules.text import number_word, rule_text
 from engine.tools.base import IDK, Reader, Reading
 from engine.tools.llm_call import call_model, error_step, locate_segments, one_line, shorten
-from engine.tools.llm_reader import CLEAN_CONFIDENCE, parse_reader_output
+from engine.tools.llm_reader import CLEAN_CONFIDENCE, FALLBACK_CONFIDENCE, is_refusal, parse_reader_output
 from engine.tools.prompts import PromptFolder, fill
+from engine.tools.short_answer import MAX_RAW_CHARS, rejected_step, vet_answer
 from engine.trace import Hit, Step
 
 PROMPTS = PromptFolder.beside(__file__)
@@ -39,7 +40,6 @@ SETTINGS = GenerationSettings(max_new_tokens=32)
 # [decide] an answer is an entity: a reply whose answer line is longer than this is not taken as one
 MAX_ANSWER_WORDS = 12
 MAX_ANSWER_CHARS = 120
-MAX_RAW_CHARS = 500  # of the model's reply quoted in the error step
 
 
 @dataclass(frozen=True)
@@ -77,17 +77,24 @@ class LlmRuleReader(RuleReader):
             error = error_step("rule reader", f"rule reader returned no answer; got {shorten(reply.text)}; "
                                               "expected a short entity ending with a period")
             return RuleReading(_refusal(reply.steps + (error,), one_line(reply.text)[:MAX_RAW_CHARS] or "empty reply"))
-        if answer.lower().startswith(("i don't know", "i do not know", "unknown")):
+        if is_refusal(answer):
             return RuleReading(_refusal(reply.steps, one_line(reply.text)[:MAX_RAW_CHARS]))
+        # never the prompt handed back; a sentence cut to its short answer (engine.tools.short_answer)
+        listed = "\n".join(rule_text(s.rule.head, s.rule.body) for s in rules)  # a rule copied is no answer either
+        vetted = vet_answer(answer, str(question or ""), [_document(h) for h in hits],
+                            f"{PROMPTS.load('reader')}\n{listed}")
+        steps = reply.steps + ((rejected_step("rule reader", vetted.problem, reply.text),) if vetted.problem else ())
+        answer = vetted.answer
+        if not answer:
+            return RuleReading(_refusal(steps, "the rule reader's output echoed its prompt"))
         if not is_entity_answer(answer):
-            raw = str(reply.text).strip()
-            raw = raw if len(raw) <= MAX_RAW_CHARS else raw[: MAX_RAW_CHARS - 1] + "…"
-            error = error_step("rule reader", "rule reader output does not parse as an answer (expected a short "
-                                              f"entity ending with a period); not used as the answer. Raw output:\n{raw}")
-            return RuleReading(_refusal(reply.steps + (error,), "the rule reader's output did not parse"))
+            problem = "it does not parse as an answer (expected a short entity ending with a period)"
+            return RuleReading(_refusal(steps + (rejected_step("rule reader", problem, reply.text),),
+                                        "the rule reader's output did not parse"))
         path = _attributed_path(self.kg, question, answer, rules)
-        reading = Reading(answer, _citing(hits, answer, path), CLEAN_CONFIDENCE,
-                          rationale=one_line(reply.text)[:500], steps=reply.steps)
+        confidence = FALLBACK_CONFIDENCE if vetted.problem else CLEAN_CONFIDENCE
+        reading = Reading(answer, _citing(hits, answer, path), confidence,
+                          rationale=one_line(reply.text)[:500], steps=steps)
         return RuleReading(reading, path.rule_id if path else "", path.entities if path else ())
 
 

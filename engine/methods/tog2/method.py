@@ -22,6 +22,9 @@ Spec: /work/shared/methods/tog2.md. Decisions on its §8 [decide] items that liv
   the answer in braces; output with no {Yes}/{No} verdict is an error step, read as {No} with no clue.
 - 15: topic prune runs only with more than 2 linked entities ([code]); it never empties the frontier.
 A question that links to no entity of the pack falls back to plain text retrieval + the reader.
+On an LLM backend the decision that ends the run also records the calls made against the paper's bound
+(spec §2.3: relation prune + reasoning ≤ 2D+1 combined, WD+D+1 per entity; topic prune and re-formulation
+counted apart), the summary spec §6 asks for.
 """
 
 from __future__ import annotations
@@ -44,9 +47,11 @@ from engine.retrieval.suite import RETRIEVER_NAMES
 from engine.methods.tog2.tools import (
     EXPLORE_TEMPERATURE, RelationChoice, Reasoning, TopicChoice, Tog2Tools, tog2_tools,
 )
-from engine.trace import DecisionStep, Edge, GraphDeltaStep, Hit, Node, RetrievalStep, Step
+from engine.trace import AnswerStep, DecisionStep, Edge, GraphDeltaStep, Hit, LlmCallStep, Node, RetrievalStep, Step
 from engine.rules.text import relation_label
 
+ENDING_ACTIONS = frozenset({"answer", "depth_cap"})  # decisions an answer step follows at once
+BOUNDED_ROLES = frozenset({"relation prune", "reasoning"})  # the calls the paper's bound counts (spec §2.3)
 INITIAL_PER_ENTITY = 3  # spec §4 [code]: top-3 per topic entity seed the pool
 MAX_STUBS = 8  # pruned relations drawn per frontier entity; the rest are only counted
 RETRIEVER = "tog2 entity documents (MiniLM)"
@@ -101,6 +106,23 @@ class Tog2Method(Method):
     Params = Tog2Params
 
     def run(self, question: str, ctx: RunContext) -> Iterator[Step]:
+        """The walk, with the calls it made recorded in the decision that ends it (spec §6 summary)."""
+        roles: list[str] = []
+        ending: DecisionStep | None = None  # an answer always follows the decision that ends the walk at once
+        for step in self._walk(question, ctx):
+            if isinstance(step, LlmCallStep):
+                roles.append(step.role)
+            if ending is not None:
+                yield _with_budget(ending, roles, ctx.params) if isinstance(step, AnswerStep) and roles else ending
+                ending = None
+            if isinstance(step, DecisionStep) and step.action in ENDING_ACTIONS:
+                ending = step
+            else:
+                yield step
+        if ending is not None:
+            yield ending
+
+    def _walk(self, question: str, ctx: RunContext) -> Iterator[Step]:
         params: Tog2Params = ctx.params
         graph = ExplorationGraph(ctx.tools.kg, ctx.retrieval)
         tools = tog2_tools(ctx.tools, ctx.retrieval.embedder, params.sufficiency, params.temperature)
@@ -206,6 +228,22 @@ class Tog2Method(Method):
 
 
 # ---- helpers ----------------------------------------------------------------------------------------
+
+
+def call_bound(params: Tog2Params) -> int:
+    """Spec §2.3: relation-prune and reasoning calls, the initial check included (TP and re-form apart)."""
+    per_round = params.width + 1 if params.prune_mode == "per-entity" else 2
+    return per_round * params.depth + 1
+
+
+def _with_budget(decision: DecisionStep, roles: Sequence[str], params: Tog2Params) -> DecisionStep:
+    counted = sum(role in BOUNDED_ROLES for role in roles)
+    bound = call_bound(params)
+    formula = "WD+D+1" if params.prune_mode == "per-entity" else "2D+1"
+    apart = ", ".join(f"{roles.count(r)} {r}" for r in sorted(set(roles) - BOUNDED_ROLES))
+    verdict = "within" if counted <= bound else "OVER"
+    return replace(decision, detail=f"{decision.detail}. LLM calls: {counted} relation prune + reasoning, {verdict} "
+                   f"the paper's bound {formula} = {bound}" + (f" (besides: {apart})" if apart else ""))
 
 
 def is_bare_year(name: str) -> bool:

@@ -9,6 +9,11 @@ capture. Every parser is tolerant and falls back with an `error` step, never an 
 scorer has no LLM twin on purpose: ToG-2 prunes entities with a dense retrieval model, not an LLM (spec
 §1, §2.2.5; Fig. 3 shows the LLM ranker doing no better), so it lives in exploration.py and
 is the same on every backend.
+
+Small models (issue 23): each role stops where its prompt would start a new block and has a budget sized to
+its reply (relation prune: a header and `width` lines per entity listed); a reply that is only the verdict
+word ('No') is that verdict; a {Yes} answer that echoes the prompt (`vet_answer`) or that only a demo holds
+is no answer, and a re-formulated query copied from the demo is no query.
 """
 
 from __future__ import annotations
@@ -27,28 +32,38 @@ from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegmen
 from engine.retrieval.embedder import Embedder
 from engine.tools.base import IDK, QuestionClassifier, Reader, Reading, echoes_question
 from engine.tools.bundle import ToolBundle
+from engine.methods.ras.llm import copied_example
 from engine.tools.llm_call import call_model, error_step, locate_segments, one_line, shorten
 from engine.tools.prompts import PromptFolder, fill_spans
+from engine.tools.short_answer import vet_answer
 from engine.trace import Hit, Step
 from engine.rules.text import relation_label
+from engine.text import split_sentences
 
 PROMPTS = PromptFolder.beside(__file__)
 
 PER_ENTITY_FLOOR = 2.0  # spec §2.2.2 [code]: per-entity mode keeps score >= 0.2 on 0..1, i.e. 2 on 0..10
 MAX_REFERENCE_CHARS = 600
+REASON_SENTENCES = 10  # spec §4 [code]: num_sents_for_reasoning
 MAX_TRIPLES = 40
 HUB_DEGREE = 50  # offline topic prune: an entity with more facts than this is a hub ('physics')
-_SCORE = re.compile(r"\{\s*([^{}()]+?)\s*\(\s*score\s*:?\s*([0-9]+(?:\.[0-9]+)?)\s*\)\s*\}", re.IGNORECASE)
+# `{rel (Score: X)}` as the spec's regex; the braces may be missing and a list number may lead the relation
+_SCORE = re.compile(r"(?:^|\{)\s*(?:\d+\s*[.)]\s*)?([^{}()\n]+?)\s*\(\s*score\s*:?\s*([0-9]+(?:\.[0-9]+)?)\s*\)"
+                    r"\s*\}?", re.IGNORECASE)
 _ENTITY_LINE = re.compile(r"^\W*entity\s*(\d+)\s*[:.)-]\s*(.*?)\W*$", re.IGNORECASE)
 _BRACES = re.compile(r"\{([^{}]*)\}")
 _WORDS = re.compile(r"[a-z0-9]+")
 _REFUSAL = re.compile(r"^(?:i\s+)?(?:do\s*n[o'’]?t\s+know|cannot|unknown|not\s+(?:known|enough|sure))|^n/?a$",
                       re.IGNORECASE)
 EXPLORE_TEMPERATURE = 0.4  # spec §4 (paper): topic and relation prune; the released code uses 0
-TOPIC_SETTINGS = GenerationSettings(max_new_tokens=96, temperature=EXPLORE_TEMPERATURE)
-RELATION_SETTINGS = GenerationSettings(max_new_tokens=192, temperature=EXPLORE_TEMPERATURE)
-REASON_SETTINGS = GenerationSettings(max_new_tokens=96, temperature=0.0)
-REQUERY_SETTINGS = GenerationSettings(max_new_tokens=64, temperature=0.0)
+# where each prompt would begin its next block: a reply that goes on past them is the model writing a new demo
+NEXT_BLOCK = ("\nQuestion:", "\nExample", "\nEntities:", "\nKnowledge triplets:", "\nReferences:")
+TOPIC_SETTINGS = GenerationSettings(max_new_tokens=96, temperature=EXPLORE_TEMPERATURE, stop=NEXT_BLOCK)
+RELATION_SETTINGS = GenerationSettings(max_new_tokens=192, temperature=EXPLORE_TEMPERATURE,
+                                       stop=(*NEXT_BLOCK, "\nAvailable Relations"))
+REASON_SETTINGS = GenerationSettings(max_new_tokens=96, temperature=0.0, stop=(*NEXT_BLOCK, "\nAnswer:"))
+REQUERY_SETTINGS = GenerationSettings(max_new_tokens=64, temperature=0.0, stop=(*NEXT_BLOCK, "\nClues so far:"))
+RELATION_HEADER_TOKENS, RELATION_LINE_TOKENS = 8, 24  # 'Entity 1: name' / '1. {rel (Score: 7)}: a few words'
 MAX_ERROR_CHARS = 400  # raw model output quoted in a reasoning/re-formulation error step
 
 
@@ -148,7 +163,7 @@ def tog2_tools(bundle: ToolBundle, embedder: Embedder, sufficiency: float,
     return bundle.twin(
         lambda chat: Tog2Tools(LlmTopicPruner(chat, replace(TOPIC_SETTINGS, temperature=temperature)),
                                LlmRelationPruner(chat, replace(RELATION_SETTINGS, temperature=temperature)),
-                               LlmReasoner(chat), LlmQueryReformer(chat)),
+                               LlmReasoner(chat, embedder=embedder), LlmQueryReformer(chat)),
         lambda: Tog2Tools(OfflineTopicPruner(embedder, bundle.kg), OfflineRelationPruner(embedder),
                           OfflineReasoner(bundle.reader, sufficiency, bundle.classifier), OfflineQueryReformer()),
     )
@@ -289,8 +304,10 @@ class LlmRelationPruner(RelationPruner):
         prompt, segments = _prompt("relations", pieces, width=width, question=question,
                                    clue=f"Clues so far: {clue}\n" if clue else "",
                                    entities=format_relations(relations))
-        reply = call_model(self.chat, (Message("user", prompt),), self.settings, role="relation prune",
-                           segments=segments)
+        budget = min(self.settings.max_new_tokens,
+                     len(relations) * (RELATION_HEADER_TOKENS + width * RELATION_LINE_TOKENS))
+        reply = call_model(self.chat, (Message("user", prompt),), replace(self.settings, max_new_tokens=budget),
+                           role="relation prune", segments=segments)
         scores = parse_relation_output(reply.text, relations)
         if scores:
             return scores, reply.steps
@@ -405,12 +422,18 @@ class OfflineReasoner(Reasoner):
 
 @dataclass(frozen=True)
 class LlmReasoner(Reasoner):
+    """With an embedder, the references are the best REASON_SENTENCES sentences of the chunks ([code]:
+    top-10 sentences re-scored against the question, spec §2.2.6), not whole chunks: a quarter of the
+    prompt, which a small model reads far better and every model reads faster."""
+
     chat: ChatModel
     settings: GenerationSettings = REASON_SETTINGS
+    embedder: Embedder | None = None
 
     def reason(self, question: str, facts: Sequence[Triple], evidence: Sequence[Hit], clue: str,
                final: bool) -> Reasoning:
-        prompt, segments = build_reason_prompt_segments(question, facts, evidence, clue, final)
+        shown = best_sentences(question, evidence, self.embedder) if self.embedder else evidence
+        prompt, segments = build_reason_prompt_segments(question, facts, shown, clue, final)
         reply = call_model(self.chat, (Message("user", prompt),), self.settings, role="reasoning",
                            segments=segments)
         verdict, content, ok = parse_reason_output(reply.text)
@@ -427,9 +450,41 @@ class LlmReasoner(Reasoner):
                                  f"clue; got {shorten(reply.text, MAX_ERROR_CHARS)}"),)
             return Reasoning(False, Reading(IDK, refused=True, rationale=rationale), steps=steps)
         if verdict:
-            reading = Reading(content, _citations(content, evidence), 0.5 if ok else 0.2, rationale=rationale)
+            answer, problem = _vetted(content, question, facts, evidence)
+            if not answer:
+                steps += (error_step("reasoning", f"reasoning said {{Yes}} but {problem}; read it as {{No}} with no "
+                                     f"clue; got {shorten(reply.text, MAX_ERROR_CHARS)}"),)
+                return Reasoning(False, Reading(IDK, refused=True, rationale=rationale), steps=steps)
+            if problem:
+                steps += (error_step("reasoning", f"{problem}; got {shorten(reply.text, MAX_ERROR_CHARS)}"),)
+            reading = Reading(answer, _citations(answer, evidence), 0.5 if ok and not problem else 0.2,
+                              rationale=rationale)
             return Reasoning(True, reading, steps=steps)
         return Reasoning(False, Reading(IDK, refused=True, rationale=rationale), clue=content[:300], steps=steps)
+
+
+def _vetted(answer: str, question: str, facts: Sequence[Triple], evidence: Sequence[Hit]) -> tuple[str, str]:
+    """(answer, problem): '' with why when the {Yes} answer is the prompt handed back (the question, an
+    instruction, a passage, a demo's answer); a sentence cut to its short answer, saying so."""
+    given = "\n".join([question, *(f"{t.head} {t.relation} {t.tail}" for t in facts),
+                       *(f"{h.title} {h.text}" for h in evidence)])
+    if copied_example(answer, PROMPTS.load("reason"), given):
+        return "", f"its answer {answer!r} is a demo's, held by neither the triples nor the references"
+    vetted = vet_answer(answer, question, [h.text for h in evidence], PROMPTS.load("reason"))
+    return vetted.answer, (f"its answer {answer!r} is not taken as written: {vetted.problem}" if vetted.problem else "")
+
+
+def best_sentences(question: str, evidence: Sequence[Hit], embedder: Embedder,
+                   k: int = REASON_SENTENCES) -> tuple[Hit, ...]:
+    """The chunks cut to their `k` sentences best matching the question over all of them, each kept in
+    its own order; a chunk left with none is left out."""
+    sentences = [(n, sentence) for n, h in enumerate(evidence) for sentence in split_sentences(h.text)]
+    if len(sentences) <= k:
+        return tuple(evidence)
+    sims = embedder.encode_queries([s for _, s in sentences]) @ embedder.encode_queries([question])[0]  # (n,)
+    kept = set(sorted(range(len(sentences)), key=lambda i: -float(sims[i]))[:k])
+    return tuple(replace(h, text=" ".join(s for i, (m, s) in enumerate(sentences) if m == n and i in kept))
+                 for n, h in enumerate(evidence) if any(sentences[i][0] == n for i in kept))
 
 
 def build_reason_prompt(question: str, facts: Sequence[Triple], evidence: Sequence[Hit], clue: str,
@@ -456,12 +511,15 @@ def parse_reason_output(text: str) -> tuple[bool, str, bool]:
     """(sufficient, answer-or-clue, kept the format).
 
     The verdict is the first brace, {Yes} or {No}, with the answer or clue in the next brace (else the
-    rest of that line). Lenient, as the released code: "yes" before any "no" in the first 100 words
+    rest of that line); a reply that is the verdict word alone ('No', '{No}.') is that verdict with nothing
+    after it. Lenient, as the released code: "yes" before any "no" in the first 100 words
     counts, but only with the answer in braces; anything else is (False, '', False): neither an answer
     nor a clue.
     """
     body = (text or "").strip()
     braces = [b.strip() for b in _BRACES.findall(body)]
+    if body.lower().strip(" .!{}") in ("yes", "no"):  # the verdict alone, as a weak model often answers
+        return body.lower().strip(" .!{}") == "yes", "", True
     if braces and braces[0].lower().strip(" .!") in ("yes", "no"):
         verdict = braces[0].lower().strip(" .!") == "yes"
         rest = braces[1] if len(braces) > 1 else body.split("}", 1)[1].strip().split("\n", 1)[0]
@@ -508,12 +566,14 @@ class LlmQueryReformer(QueryReformer):
         reply = call_model(self.chat, (Message("user", prompt),), self.settings, role="query re-formulation",
                            segments=segments)
         query, missing = parse_requery_output(reply.text)
-        if query:
+        given = "\n".join([question, clue, *lines])
+        if query and not copied_example(query, PROMPTS.load("requery"), given):
             return Reformulation(query, missing, reply.steps)
+        problem = f"its query {query!r} is the demo's" if query else "no {query} in braces"
         fallback = fallback_query(question, clue)
         steps = reply.steps + (() if reply.failed else (error_step(
-            "query re-formulation", f"query re-formulation output had no {{query}} in braces; searched "
-            f"with the question and the clue instead; got {shorten(reply.text, MAX_ERROR_CHARS)}"),))
+            "query re-formulation", f"query re-formulation output had {problem}; searched with the question and "
+            f"the clue instead; got {shorten(reply.text, MAX_ERROR_CHARS)}"),))
         return Reformulation(fallback, "", steps)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from engine.methods.hybrid.attributes import (
-    DYNAMISM, QUESTION_TYPES, LlmAttributePredictor, attribute_model, build_attribute_prompt, closest_label,
+    DYNAMISM, QUESTION_TYPES, LlmAttributePredictor, attribute_messages, attribute_model, closest_label,
     cross_validated_accuracy, load_examples, majority, parse_attributes,
 )
 from fake_chat import ScriptedChat, cycling
@@ -34,7 +34,7 @@ def test_the_offline_model_reads_time_words(demo_workbench) -> None:
 def test_labels_parse_by_substring_then_by_the_closest_label() -> None:
     assert parse_attributes("question_type: multi-hop\ndynamism: slow-changing") == ("multi-hop", "slow-changing")
     assert parse_attributes("Question type = Comparison.\nDynamism: statc") == ("comparison", "static")
-    assert parse_attributes("it is static") is None and parse_attributes("") is None
+    assert parse_attributes("no label here") is None and parse_attributes("") is None
     assert closest_label("simple with condition", QUESTION_TYPES) == "simple"
     assert closest_label("simple_w_condition", QUESTION_TYPES) == "simple_w_condition"
 
@@ -46,8 +46,8 @@ def test_majority_vote_breaks_ties_by_the_first_vote() -> None:
 
 def test_demonstrations_are_drawn_reproducibly_from_the_question() -> None:
     examples = load_examples()
-    assert build_attribute_prompt("Who is it?", examples) == build_attribute_prompt("Who is it?", examples)
-    assert build_attribute_prompt("Who is it?", examples) != build_attribute_prompt("What is it?", examples)
+    assert attribute_messages("Who is it?", examples)[0] == attribute_messages("Who is it?", examples)[0]
+    assert attribute_messages("Who is it?", examples)[0][1:-1] != attribute_messages("What is it?", examples)[0][1:-1]
 
 
 def test_icl_votes_go_by_majority_and_unparsable_samples_fall_back(demo_workbench) -> None:
@@ -63,13 +63,17 @@ def test_icl_votes_go_by_majority_and_unparsable_samples_fall_back(demo_workbenc
 
 def test_a_sample_that_does_not_parse_is_an_error_step_quoting_it_and_casts_no_vote(demo_workbench) -> None:
     model = attribute_model(demo_workbench.retrieval.embedder)
-    chat = cycling("question_type: simple\ndynamism: static", "static, I guess")
+    chat = cycling("question_type: simple\ndynamism: static", "no idea, sorry")
     got = LlmAttributePredictor(chat, model, samples=2).predict("Where was Marie Curie born?")
     assert got.votes == ("simple / static",) and got.method == "icl"
     assert [s.kind for s in got.steps] == ["llm_call", "llm_call", "error"]
-    assert "static, I guess" in got.steps[2].message
+    assert "no idea, sorry" in got.steps[2].message
 
 
 def test_the_prompt_has_five_demonstrations_then_the_query() -> None:
-    prompt = build_attribute_prompt("Who is it?", load_examples())
-    assert prompt.count("Question: ") == 6 and prompt.endswith("Question: Who is it?\n")
+    messages, segments = attribute_messages("Who is it?", load_examples())
+    assert [m.role for m in messages] == ["system", *["user", "assistant"] * 5, "user"]
+    assert all(m.content.startswith("Question: ") for m in messages[1::2])
+    assert all(parse_attributes(m.content) for m in messages[2::2])  # each demonstration answers in the format
+    assert messages[-1].content == "Question: Who is it?" and "Reply with exactly two lines" in messages[0].content
+    assert messages[-1].content[segments[0].start:segments[0].end] == "Who is it?"

@@ -92,15 +92,16 @@ def test_the_mini_pack_answers_or_refuses_and_never_hallucinates(mini_workbench,
 # ---- scripted LLM ----------------------------------------------------------------------------------------
 
 DIRECT = "===START===\n## Reasoning:\n- fine\n------\n## Answer:\nWarsaw\n===END==="
+NUMERIC = "How many years after her first Nobel Prize did Marie Curie receive her second?"
 
 
 def scripted(dynamism: str = "static", answer: str = "Warsaw", premise_aware: bool = False,
              reasoning: str | None = None, summary: str = "Warsaw", attentive: bool = False):  # noqa: ANN201
-    """Replies by which module's user turn it is sent (the knowledge extractor's is the bare question)."""
+    """Replies by which module's last user turn it is sent (the knowledge extractor's is the bare question)."""
     def reply(prompt: str) -> str:
-        if prompt.startswith("Classify the question"):
+        if prompt.startswith("Question: "):  # the attribute query; its demonstrations are earlier turns
             return f"question_type: simple\ndynamism: {dynamism}"
-        if prompt.startswith("You are given a question and the time it was asked"):
+        if prompt.startswith("Query time: "):
             return '{"domain": "encyclopedia", "main_entity": "Marie Curie"}'
         if prompt.rstrip().endswith("Write the Python expression:"):
             return "1911 - 1903"
@@ -129,19 +130,39 @@ def llm_run(pack, settings, chat: ScriptedChat, question: str, **params) -> Trac
                  pack="p").with_steps(steps, 0)
 
 
-def test_the_llm_path_runs_every_module_once_and_parses_the_answer(demo_pack, settings):
-    chat = scripted()
-    trace = llm_run(demo_pack, settings, chat, "Where was Marie Curie born?")
+def prompt_of(trace: Trace, role: str) -> str:
+    """The whole prompt of a call as sent (every turn), from its llm_call step."""
+    return next(s for s in trace.steps if isinstance(s, LlmCallStep) and s.role == role).prompt
+
+
+def test_the_llm_path_runs_every_module_and_parses_the_answer(demo_pack, settings):
+    chat = scripted(answer="8")
+    trace = llm_run(demo_pack, settings, chat, NUMERIC)
     roles = [s.role for s in trace.steps if isinstance(s, LlmCallStep)]
-    # entities are extracted before the calculator needs them, but their call is shown with the KG stage
-    assert roles == ["attributes 1", "attributes 2", "attributes 3", *(f"calculator {n}" for n in range(1, 6)),
-                     "knowledge extractor", "entity extraction", "reasoning 1", "reasoning 2"]
-    assert trace.answer.text == "Warsaw" and decisions(trace)[6] == "parsed"
-    assert [c.status for c in trace.steps if isinstance(c, CalculationStep)] == ["ok", "dup", "dup", "dup", "dup"]
+    # entities are extracted before the calculator needs them, but their call is shown with the KG stage;
+    # every module's sampling stops at the first repeated reply (the scripted model always repeats itself)
+    assert roles == ["attributes 1", "attributes 2", "calculator 1", "calculator 2", "knowledge extractor",
+                     "entity extraction", "reasoning 1"]
+    assert trace.answer.text == "8" and decisions(trace)[6] == "parsed"
+    assert [c.status for c in trace.steps if isinstance(c, CalculationStep)] == ["ok", "dup"]
     reasoning = chat.sent[-1]
     assert "### Calculation 1: {\"Expression\": \"1911 - 1903\", \"Result\": \"8\"}" in reasoning
     assert "# An answer from another agent:\nWarsaw" in reasoning and "### KG Ref 1:" in reasoning
-    assert next(s for s in trace.steps if isinstance(s, AttributesStep)).votes == ("simple / static",) * 3
+    assert next(s for s in trace.steps if isinstance(s, AttributesStep)).votes == ("simple / static",) * 2
+    calculator = chat.sent[3]
+    assert calculator.startswith("# References\n") and "\n# Tables\n### Table 1:\nPage name: " in calculator
+    assert "Rules:\n1. Output exactly one valid Python expression" in calculator
+    order = [reasoning.index(s) for s in ("------\n## Table references\n### Table 1:",
+                                          "------\n## Possible useful calculation results\n### Calculation 1:",
+                                          "------\n# An answer from another agent:\nWarsaw")]
+    assert order == sorted(order)
+
+
+def test_a_question_that_wants_no_number_skips_the_calculator(demo_pack, settings):
+    trace = llm_run(demo_pack, settings, scripted(), "Where was Marie Curie born?")
+    assert not [s for s in trace.steps if isinstance(s, LlmCallStep) and s.role.startswith("calculator")]
+    skip = next(s for s in trace.steps if isinstance(s, DecisionStep) and s.iteration == 3)
+    assert skip.action == "skip" and "asks for no number or comparison" in skip.detail
 
 
 def test_the_llm_sequence_and_the_prompts_as_sent(demo_pack, settings):
@@ -149,41 +170,40 @@ def test_the_llm_sequence_and_the_prompts_as_sent(demo_pack, settings):
     trace = llm_run(demo_pack, settings, chat, "Where was Marie Curie born?")
     assert kinds(trace) == [
         ("features", 0), ("retrieval", 1), ("features", 1),
-        *[("llm_call", 2)] * 3, ("attributes", 2), ("decision", 2),
-        *[("llm_call", 3)] * 5, *[("calculation", 3)] * 5,
+        *[("llm_call", 2)] * 2, ("attributes", 2), ("decision", 2),
+        ("decision", 3),
         ("llm_call", 4), ("decision", 4),
         ("llm_call", 5), ("graph_delta", 5), ("decision", 5), ("decision", 5),
-        ("llm_call", 6), ("llm_call", 6), ("decision", 6), ("answer", 6),
+        ("llm_call", 6), ("decision", 6), ("answer", 6),
     ]
-    attributes, entities, calculator, direct, reasoning = (chat.sent[0], chat.sent[3], chat.sent[4], chat.sent[9],
-                                                           chat.sent[10])
-    assert attributes.count("\nQuestion: ") == 1 + 5  # 5 demonstrations (the paper's count), then the query
-    assert attributes.rstrip().endswith("Question: Where was Marie Curie born?")
-    assert entities.rstrip().endswith("Query time: unknown\nQuestion: Where was Marie Curie born?")
+    attributes, entities = prompt_of(trace, "attributes 1"), prompt_of(trace, "entity extraction")
+    direct, reasoning = chat.sent[3], chat.sent[4]
+    assert attributes.count("[user]\nQuestion: ") == 1 + 5  # 5 demonstrations (the paper's count), then the query
+    assert attributes.count("[assistant]\nquestion_type: ") == 5
+    assert attributes.rstrip().endswith("[user]\nQuestion: Where was Marie Curie born?")
+    assert entities.rstrip().endswith("[user]\nQuery time: unknown\nQuestion: Where was Marie Curie born?")
     assert '"market_identifier"' in entities and '"movie_aspect"' in entities
-    assert calculator.startswith("# References\n") and "\n# Tables\n### Table 1:\nPage name: " in calculator
-    assert "Rules:\n1. Output exactly one valid Python expression" in calculator
+    assert entities.count("[assistant]\n{") >= 2  # demonstrations as answered turns
     assert direct == "Where was Marie Curie born?"  # closed book: the user turn is only the raw query
-    system = next(s for s in trace.steps if isinstance(s, LlmCallStep) and s.role == "knowledge extractor").prompt
+    system = prompt_of(trace, "knowledge extractor")
     assert "spouse of someone who has never been married" in system and "===START===" in system
     assert reasoning.startswith("# References\n- ")
     order = [reasoning.index(s) for s in ("------\n## Knowledge Graph references\n### KG answer: Warsaw",
                                           "### KG Ref 1:",
                                           "------\n## Table references\n### Table 1:",
-                                          "------\n## Possible useful calculation results\n### Calculation 1:",
                                           "------\n# An answer from another agent:\nWarsaw",
                                           "------\nRules:\n1. If the references do not contain",
                                           "been married), the answer is exactly \"Invalid question\".\n------\n",
                                           "Current Time: unknown\nQuestion: Where was Marie Curie born?\n"
                                           "Think step by step.")]
     assert order == sorted(order)
-    call = next(s for s in trace.steps if isinstance(s, LlmCallStep) and s.role == "reasoning 1")
-    assert "asks for the spouse of someone who has never been married" in call.prompt.split("[user]")[0]
+    assert "asks for the spouse of someone who has never been married" in prompt_of(
+        trace, "reasoning 1").split("[user]")[0]
 
 
 def test_every_model_call_shows_in_the_trace_on_every_module_and_the_summarizer(demo_pack, settings):
     chat = scripted(reasoning="It must be Warsaw, where she grew up.")  # no markers: the summarizer steps in
-    trace = llm_run(demo_pack, settings, chat, "Where was Marie Curie born?", reason_samples=1)
+    trace = llm_run(demo_pack, settings, chat, NUMERIC)
     calls = [s for s in trace.steps if isinstance(s, LlmCallStep)]
     assert {c.role.rstrip(" 0123456789") for c in calls} == {
         "attributes", "entity extraction", "calculator", "knowledge extractor", "reasoning", "summarizer"}
@@ -195,7 +215,7 @@ def test_every_model_call_shows_in_the_trace_on_every_module_and_the_summarizer(
 
 def test_a_reasoning_sample_that_does_not_parse_is_an_error_step_before_the_summarizer(demo_pack, settings):
     raw = "It must be Warsaw, where she grew up."
-    trace = llm_run(demo_pack, settings, scripted(reasoning=raw), "Where was Marie Curie born?", reason_samples=1)
+    trace = llm_run(demo_pack, settings, scripted(reasoning=raw), "Where was Marie Curie born?")
     tail = [(s.kind, getattr(s, "role", "")) for s in trace.steps if s.iteration == 6]
     assert tail == [("llm_call", "reasoning 1"), ("error", ""), ("llm_call", "summarizer"), ("decision", ""),
                     ("answer", "")]
@@ -204,37 +224,48 @@ def test_a_reasoning_sample_that_does_not_parse_is_an_error_step_before_the_summ
 
 
 def test_a_summary_that_is_no_short_answer_is_refused_not_taken(demo_pack, settings):
-    trace = llm_run(demo_pack, settings, scripted(reasoning="no markers", summary="Warsaw " * 60),
-                    "Where was Marie Curie born?", reason_samples=1)
+    trace = llm_run(demo_pack, settings, scripted(reasoning="no markers", summary="Warsaw " * 60), NUMERIC)
     assert trace.answer.refused and trace.answer.text == IDK and decisions(trace)[6] == "summarizer"
     assert [s.kind for s in trace.steps if s.iteration == 6].count("error") == 2
 
 
+def test_when_the_model_gives_no_usable_answer_a_direct_kg_answer_stands(demo_pack, settings):
+    trace = llm_run(demo_pack, settings, scripted(reasoning="no markers", summary="Her birthplace is unknown."),
+                    "Where was Marie Curie born?")
+    assert trace.answer.text == "Warsaw" and not trace.answer.refused and decisions(trace)[6] == "kg_answer"
+    errors = [s for s in trace.steps if isinstance(s, ErrorStep) and s.iteration == 6]
+    assert len(errors) == 2 and "Her birthplace is unknown." in errors[1].message
+    own = llm_run(demo_pack, settings, scripted(reasoning="no markers", summary="I don't know."),
+                  "Where was Marie Curie born?")
+    assert own.answer.refused and decisions(own)[6] == "summarizer"  # the model's own "I don't know" wins
+
+
 def test_every_llm_call_passes_segments_and_is_followed_by_its_attention(demo_pack, settings):
     chat = scripted(reasoning="no markers", attentive=True)
-    trace = llm_run(demo_pack, settings, chat, "Where was Marie Curie born?", reason_samples=1)
+    trace = llm_run(demo_pack, settings, chat, NUMERIC)
     steps = list(trace.steps)
     calls = [n for n, s in enumerate(steps) if isinstance(s, LlmCallStep)]
-    assert len(calls) == len(chat.segments) == len(chat.sent) == 12
+    assert len(calls) == len(chat.segments) == len(chat.sent) == 8
     assert all(isinstance(steps[n + 1], AttentionStep) for n in calls)
     for prompt, segments in zip(chat.sent, chat.segments):
         assert ("question", "question") in {(s.label, s.kind) for s in segments}
         assert all(0 <= s.start < s.end <= len(prompt) for s in segments)
         question = next(s for s in segments if s.label == "question")
-        assert prompt[question.start:question.end] == "Where was Marie Curie born?"
-    reasoning = chat.segments[10]
+        assert prompt[question.start:question.end] == NUMERIC
+    # sent in order: attributes ×2, entity extraction, calculator ×2, knowledge, reasoning, summarizer
+    reasoning = chat.segments[6]
     labels = {s.label for s in reasoning}
     assert {f"reference {n}" for n in range(1, 11)} <= labels and "table 1" in labels and "kg fact 1" in labels
     assert {"calculation 1", "another agent"} <= labels
     table = next(s for s in reasoning if s.label == "table 1")
-    assert chat.sent[10][table.start:table.end].startswith("Page name: ")
-    assert {"reference 1", "table 1"} <= {s.label for s in chat.segments[4]}  # the calculator sees both too
-    assert "reasoning 1" in {s.label for s in chat.segments[11]}  # the summarizer
+    assert chat.sent[6][table.start:table.end].startswith("Page name: ")
+    assert {"reference 1", "table 1"} <= {s.label for s in chat.segments[3]}  # the calculator sees both too
+    assert "reasoning 1" in {s.label for s in chat.segments[7]}  # the summarizer
 
 
 def test_the_llm_gate_stops_a_dynamic_question_after_the_attribute_votes(demo_pack, settings):
     trace = llm_run(demo_pack, settings, scripted(dynamism="real-time"), "Who leads the league right now?")
-    assert trace.answer.refused and trace.totals.llm_calls == 3
+    assert trace.answer.refused and trace.totals.llm_calls == 2  # the second vote repeats the first: no third
 
 
 def test_the_llm_sees_the_kg_premise_check_and_may_call_the_question_invalid(demo_pack, settings):
@@ -246,18 +277,5 @@ def test_the_llm_sees_the_kg_premise_check_and_may_call_the_question_invalid(dem
 
 @pytest.mark.parametrize(("answer", "route"), [("I don't know", "idk_any_sample"), ("x" * 400, "summarizer")])
 def test_the_llm_refusal_and_fallback_routes_show_in_the_trace(demo_pack, settings, answer, route):
-    trace = llm_run(demo_pack, settings, scripted(answer=answer), "Where was Marie Curie born?", reason_samples=1)
+    trace = llm_run(demo_pack, settings, scripted(answer=answer), "Where was Marie Curie born?")
     assert decisions(trace)[6] == route
-
-
-def test_calculations_that_fail_are_steps_and_the_run_goes_on(demo_pack, settings):
-    # issue 15: one model-written (1e-10)**-50 raised OverflowError and aborted the whole run
-    samples = iter(("(1e-10)**-50", "9" * 400, "10**10**10", "(" * 240 + "1" + ")" * 240, "1 / 0"))
-    answers = scripted().reply
-    chat = ScriptedChat(lambda p: next(samples) if p.rstrip().endswith("Write the Python expression:") else answers(p))
-    trace = llm_run(demo_pack, settings, chat, "Where was Marie Curie born?")
-    calcs = [s for s in trace.steps if isinstance(s, CalculationStep)]
-    assert [(c.iteration, c.status, c.result) for c in calcs] == [(3, "eval_error", None)] * 5
-    assert "exceeds the magnitude limit" in calcs[0].error and "division by zero" in calcs[4].error
-    assert sum(isinstance(s, ErrorStep) and s.iteration == 3 for s in trace.steps) == 5
-    assert trace.answer.text == "Warsaw" and "### Calculation" not in chat.sent[-1]

@@ -84,11 +84,12 @@ def test_the_system_turn_has_the_false_premise_rule_with_the_spouse_example_and_
                                                 ("Invalid question.", ("invalid question", False)),
                                                 ("\"Warsaw\".", ("Warsaw", False))])
 def test_the_summarizer_output_is_post_checked(text, expected) -> None:
-    assert summary_answer(text) == expected
+    answer, why_refused = summary_answer(text)
+    assert (answer, bool(why_refused)) == expected
 
 
 def test_every_sample_is_drawn_with_the_system_and_user_turns() -> None:
-    chat = ScriptedChat(lambda _p: GOOD)
+    chat = cycling(GOOD, GOOD.replace("no\n===END", "no.\n===END"), GOOD.replace("## Reasoning", "## reasoning"))
     decision = LlmReasoner(chat, samples=3).reason("Where was Marie Curie born?", refs())
     assert decision.route == "parsed" and len(chat.sent) == 3
 

@@ -16,7 +16,7 @@ DOCS = [PromptDoc("Warsaw", "Marie Curie was born in Warsaw."), PromptDoc("Paris
 
 @pytest.fixture(scope="module")
 def chat(tiny_llama):
-    return hf._load(HfModelConfig(str(tiny_llama), quantization="none", device="cpu"))
+    return hf._load(HfModelConfig(str(tiny_llama), quantization="none", device="cpu", dtype="fp32"))  # exact sums
 
 
 @pytest.fixture(scope="module")
