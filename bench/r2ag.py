@@ -15,7 +15,7 @@ of questions can run one after another; `report` prints EM, F1, accuracy, refusa
 Usage:
   python bench/r2ag.py overhead [--pack DIR] [--hidden 1024] [--layers 8]
   python bench/r2ag.py quality --model GGUF --pack DIR --rerank-checkpoint PT [--questions heldout|all]
-                               [--first 0] [--count 4] --out FILE.jsonl
+                               [--first 0] [--count 4] [--runs injected,rerank,vanilla] --out FILE.jsonl
   python bench/r2ag.py report FILE.jsonl
 """
 
@@ -111,7 +111,9 @@ def quality(args: argparse.Namespace) -> None:
     chosen = [q for q in pack.questions if args.questions == "all" or is_heldout(q.id, TrainConfig().heldout)]
     workbench = Workbench(pack, backend="hf", backend_options={"model": str(args.model)})
     workbench.retrieval.ensure_index()
-    runs = (("r2ag", {}), ("r2ag", {"checkpoint": str(args.rerank_checkpoint)}), ("vanilla", {}))
+    every = {"injected": ("r2ag", {}), "rerank": ("r2ag", {"checkpoint": str(args.rerank_checkpoint)}),
+             "vanilla": ("vanilla", {})}
+    runs = [every[name] for name in args.runs.split(",")]
     with args.out.open("a", encoding="utf-8") as out:
         for q in chosen[args.first:args.first + args.count]:
             for method, params in runs:
@@ -119,9 +121,11 @@ def quality(args: argparse.Namespace) -> None:
                 trace = workbench.ask(q.question, method, params, question_id=q.id)
                 seconds = time.perf_counter() - started
                 for variant, answer, refused, calls in _variants(trace, method, params):
+                    raw = calls[-1].output if calls else ""
                     scores = score_answer(answer, q.answers, q.type, refused)
                     row = {"pack": pack.info.name, "id": q.id, "type": q.type, "variant": variant, "answer": answer,
-                           "gold": list(q.answers), "refused": refused, "em": scores.em, "f1": round(scores.f1, 4),
+                           "raw": raw, "gold": list(q.answers), "refused": refused, "em": scores.em,
+                           "f1": round(scores.f1, 4),
                            "acc": scores.acc, "seconds": round(seconds, 2), "calls": len(calls),
                            "call_seconds": round(sum(c.latency_ms for c in calls) / 1000, 2),
                            "tokens_in": sum(c.tokens_in for c in calls), "tokens_out": sum(c.tokens_out for c in calls)}
@@ -155,7 +159,12 @@ def _variants(trace: Any, method: str, params: dict[str, str]) -> list[tuple[str
 
 
 def report(args: argparse.Namespace) -> None:
-    rows = [json.loads(line) for line in args.file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    latest = {}  # a (question, variant) asked again (after a fix) counts once, its last answer
+    for line in args.file.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            latest[row["pack"], row["id"], row["variant"]] = row
+    rows = list(latest.values())
     for pack in dict.fromkeys(r["pack"] for r in rows):
         print(f"\n{pack}: {len({r['id'] for r in rows if r['pack'] == pack})} questions")
         print("| variant | EM | F1 | acc | refused | s / question (run) | s / question (its LLM calls) | calls | "
@@ -169,7 +178,8 @@ def report(args: argparse.Namespace) -> None:
                     ("em", "f1", "acc", "seconds", "call_seconds", "calls", "tokens_in", "tokens_out")}
             print(f"| {variant} | {mean['em']:.3f} | {mean['f1']:.3f} | {mean['acc']:.3f} | "
                   f"{sum(r['refused'] for r in part)}/{len(part)} | {mean['seconds']:.1f} | "
-                  f"{mean['call_seconds']:.1f} | {mean['calls']:.1f} | {mean['tokens_in']:.0f} / {mean['tokens_out']:.1f} |")
+                  f"{mean['call_seconds']:.1f} | {mean['calls']:.1f} | "
+                  f"{mean['tokens_in']:.0f} / {mean['tokens_out']:.1f} |")
 
 
 def main() -> None:
@@ -188,6 +198,8 @@ def main() -> None:
     qual.add_argument("--questions", choices=("heldout", "all"), default="heldout")
     qual.add_argument("--first", type=int, default=0)
     qual.add_argument("--count", type=int, default=4)
+    qual.add_argument("--runs", default="injected,rerank,vanilla",
+                      help="which runs: injected (R2AG, with the paper's plain RAG beside it), rerank, vanilla")
     qual.add_argument("--out", type=Path, required=True)
     qual.set_defaults(handler=quality)
     rep = sub.add_parser("report")

@@ -3,8 +3,10 @@
 Spec: shared/methods/r2ag.md. Modules: `method` (the run), `features` (r, γ, ζ), `former` (the torch R2-Former),
 `checkpoint` (what a trained R2-Former was trained for), `prompt` (retrieval-aware prompt with
 tracked placeholder slots), `injection` (inputs_embeds generation and attention capture),
-`views` (attention steps), `training` (relevance-only and joint training). `former`, `injection`
-and `training` import torch; the method imports them only when it runs.
+`answer` (the first line of the output, never the prompt echoed), `views` (attention steps),
+`training` (relevance-only and joint training), `lm_inputs` (the frozen LLM's side of joint training,
+prepared once). `former`, `injection`, `training` and `lm_inputs` import torch; the method imports
+them only when it runs.
 """
 
 from engine.methods.r2ag.method import R2agMethod

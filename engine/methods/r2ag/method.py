@@ -4,7 +4,8 @@ Spec: shared/methods/r2ag.md. One pass, so every step is iteration 1 (spec §3 n
 features (r, γ, ζ), the R2-Former (re-ranking by its relevance head, its attention), then either
 injected generation with a plain-RAG run over the same documents for comparison (HF backend and a
 checkpoint trained for that model), or the reader over the re-ranked chunks, with a decision step
-saying why nothing was injected.
+saying why nothing was injected. On both paths an output that only hands the prompt back (`answer`)
+is a recoverable error step and the answer is "I don't know".
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ class R2agParams:
                            help="Retriever for the candidate list; features are recomputed from MiniLM vectors.")
     k: int = param(0, min=0, max=30, help="Documents per list; 0 = the checkpoint's k (it must match: the "
                                           "R2-Former's rank positions are learned for one k).")
-    checkpoint: str = param("", help="R2-Former checkpoint file; empty = the one trained for the loaded model, "
-                                     "else the relevance-only one.")
+    checkpoint: str = param("", help="R2-Former checkpoint file; empty = the one trained for the loaded model "
+                                     "(in the data folder, else shipped: SmolLM2-135M-Instruct), else the "
+                                     "relevance-only one.")
     compare_plain: bool = param(True, help="HF backend: also run plain RAG over the same documents in the same "
                                            "order, for side-by-side answers and attention.")
     attention: bool = param(True, help="HF backend: capture the LLM's attention (slower).")
