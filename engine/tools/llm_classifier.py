@@ -2,8 +2,8 @@
 
 The model is asked for one label (prompts/classifier.txt). It is not trusted with span extraction,
 so the options and order of a choice question come from `OfflineQuestionClassifier`; when the
-reply holds no known label or the model fails, the offline classifier answers alone and an `error`
-step says so.
+reply holds no known label, echoes the prompt (the question, a line of the label list) or the model
+fails, the offline classifier answers alone and an `error` step says so.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from engine.tools.base import AnswerType, QuestionClassifier
 from engine.tools.llm_call import call_model, error_step, shorten
 from engine.tools.offline_classifier import OfflineQuestionClassifier
 from engine.tools.prompts import fill, load_prompt
+from engine.tools.short_answer import echo_of
 from engine.trace import Step
 
 LABELS = ("person", "place", "date", "number", "entity", "yes_no", "choice", "other")
@@ -41,13 +42,17 @@ class LlmQuestionClassifier(QuestionClassifier):
         offline = self.offline.classify(text)
         if not text:
             return offline, ()  # nothing to ask, so no model call is spent
-        prompt = fill(load_prompt("classifier"), question=text)
-        reply = call_model(self.chat, (Message("user", prompt),), self.settings, role="classifier")
+        template = load_prompt("classifier")
+        reply = call_model(self.chat, (Message("user", fill(template, question=text)),), self.settings,
+                           role="classifier")
         if reply.failed:
             return offline, reply.steps
-        label = parse_label(reply.text)
+        # a small model copies the question or a line of the label list ('A person's name'): no label chosen
+        copied = echo_of(reply.text, text, (), template)
+        label = "" if copied else parse_label(reply.text)
         if not label:
-            message = (f"classifier output had no label of {'|'.join(LABELS)}; got {shorten(reply.text)}; "
+            problem = f"echoes {copied}" if copied else f"had no label of {'|'.join(LABELS)}"
+            message = (f"classifier output {problem}; got {shorten(reply.text)}; "
                        f"used the offline classifier's {offline.kind!r}")
             return offline, reply.steps + (error_step("classifier", message),)
         return _typed(label, offline, reply.steps)

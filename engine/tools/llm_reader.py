@@ -20,7 +20,7 @@ from engine.tools.base import IDK, Reader, Reading
 from engine.tools.calculator import calculation_step
 from engine.tools.llm_call import ModelReply, call_model, error_step, one_line, shorten
 from engine.tools.prompts import fill_spans, load_prompt
-from engine.tools.short_answer import echo_of, rejected_step, vet_answer
+from engine.tools.short_answer import rejected_step, vet_answer
 from engine.trace import ErrorStep, Hit, Step
 
 MAX_ANSWER_CHARS = 200
@@ -38,6 +38,7 @@ _INLINE_ANSWER = re.compile(r"(?:\bthe\s+)?\banswer(?:(?:\s+\w+){0,4}?\s+is)?\s*
                             re.IGNORECASE)
 # a line holding only citation numbers ('1', '[2]', '(1, 3)'), which small models write before the answer
 _CITATION_LINE = re.compile(r"^[\s>*_\-]*[\[(]?\s*\d{1,4}(?:\s*[,;]\s*\d{1,4})*\s*[\])]?[.:]?\s*$")
+_LIST_ITEM = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(?=\S)")
 _LEADING_CITES = re.compile(r"^\s*(?:\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\]\s*)+")
 _INLINE_TAIL = re.compile(r"\(?\s*\b(?:evidence|sources?|citations?)\s*[*_]*\s*:.*$", re.IGNORECASE)
 _TRAILING_CITES = re.compile(r"(?:\s*\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\])+\s*\.?\s*$")
@@ -188,7 +189,7 @@ def _labelled(body: str) -> dict[str, str]:
         name = match.group(1).lower()
         end = matches[i + 1].start() if i + 1 < len(matches) else len(body)
         lines = [ln for ln in body[match.end():end].split("\n") if ln.strip()]
-        found.setdefault(name, lines[0] if lines else "")
+        found.setdefault(name, _first_answer_line(lines))
     return found
 
 
@@ -197,18 +198,32 @@ def _inline_answer(body: str) -> str | None:
     next non-empty one); '' when every such label is left empty, None when there is none."""
     matches = list(_INLINE_ANSWER.finditer(body))
     for match in matches:
-        line = body[match.end():].lstrip().split("\n", 1)[0]
-        if line.strip() and not _INLINE_ANSWER.match(line):
-            return line
+        lines = [ln.strip() for ln in body[match.end():].split("\n") if ln.strip()]
+        if lines and not _INLINE_ANSWER.match(lines[0]):
+            return _first_answer_line(lines)
     return "" if matches else None
 
 
 def _first_bare_line(body: str) -> str:
-    """The first line that is not a label; a line of citation numbers alone ('1') is skipped when text
-    follows it, since small models often cite before they answer."""
+    """The first line that is not a label; a line of citation numbers alone ('1') and a lead-in ending in
+    a colon ('The companies are:') are skipped when text follows, since small models write them first."""
     lines = [ln for ln in body.split("\n") if ln.strip() and not _LINE_LABEL.match(ln)]
-    answers = [ln for ln in lines if not _CITATION_LINE.match(ln)]
-    return (answers or lines or [""])[0]
+    answers = [ln for ln in lines if not _CITATION_LINE.match(ln) and not ln.rstrip().endswith(":")]
+    return _first_answer_line(answers or lines)
+
+
+def _first_answer_line(lines: list[str]) -> str:
+    """The first line; when a list starts there, its items joined ('1. Pauli' / '2. Bethe' → 'Pauli, Bethe'):
+    a question asking for several things is answered as a list."""
+    if not lines or not _LIST_ITEM.match(lines[0]):
+        return lines[0] if lines else ""
+    items = []
+    for line in lines:
+        marker = _LIST_ITEM.match(line)
+        if not marker:
+            break
+        items.append(line[marker.end():].strip())
+    return ", ".join(items)
 
 
 def _split_trailing_citations(answer: str) -> tuple[str, tuple[int, ...]]:
@@ -271,10 +286,6 @@ def is_refusal(answer: str) -> bool:
 def _calculated(parsed: ParsedAnswer, steps: list[Step]) -> str:
     """The calculation's result when there is one that evaluates, else the model's own answer."""
     if not parsed.calculation:
-        return parsed.answer
-    copied = echo_of(f"Calculation: {parsed.calculation}", "", (), load_prompt("reader"))
-    if copied:  # the prompt's own example copied is no calculation of this question's numbers
-        steps.append(_error(f"reader calculation {shorten(parsed.calculation, 60)} echoes {copied}; not evaluated"))
         return parsed.answer
     step = calculation_step(parsed.calculation)
     steps.append(step)

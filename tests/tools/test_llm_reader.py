@@ -249,10 +249,11 @@ def test_documents_with_braces_and_script_do_not_break_the_prompt() -> None:
 
 def test_prompt_holds_instructions_numbered_evidence_facts_question_and_output_format() -> None:
     message = build_reader_prompt("Who did Marie Curie marry?", EVIDENCE, FACTS).message
-    order = ["only the numbered evidence", "Calculation: <expression>", "I don't know", "invalid question",
-             "[1] Marie Curie — Marie Curie was born", "[2] Pierre Curie —", "[3] Mars —",
-             "- Marie Curie | spouse | Pierre Curie | 1895", "- Marie Curie | born_in | Warsaw",
-             "Question: Who did Marie Curie marry?", "Answer: <short answer>", "Evidence: <numbers"]
+    # the question comes last: a small model then answers it instead of writing a block number (issue 23)
+    order = ["only the numbered evidence", "I don't know", "invalid question", "Calculation: <expression>",
+             "Answer: <short answer>", "Evidence: <numbers", "[1] Marie Curie — Marie Curie was born",
+             "[2] Pierre Curie —", "[3] Mars —", "- Marie Curie | spouse | Pierre Curie | 1895",
+             "- Marie Curie | born_in | Warsaw", "Question: Who did Marie Curie marry?"]
     positions = [message.index(part) for part in order]
     assert positions == sorted(positions)
 

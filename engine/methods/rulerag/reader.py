@@ -4,13 +4,14 @@
 Retrieved documents, Rules, Query, Answer), passes the prompt segments (each document, each rule,
 the question) for attention, and parses the short `<entity>.` reply tolerantly with the reader's
 `parse_reader_output`; it never raises. A reply that yields no entity-like answer (empty, or a
-long line of text) is never taken as the answer: the reading refuses with an `error` step quoting
-the raw output. `OfflineRuleReader` applies the matched rules
-symbolically over the KG from the question's entity (`engine.rules.application`) and cites the
-retrieved chunks that state a fact of the winning path; when no rule yields a candidate it falls
-back to the extractive reader. Both name the rule that produced the answer, attributed
-symbolically for the LLM (the first matched rule whose KG path from the question's entity ends
-at the answer, spec §6 "symbolic attribution").
+long line of text), or that echoes the prompt (a document, the query, the instruction, a rule), is
+never taken as the answer: the reading refuses with an `error` step quoting the raw output; a
+sentence restating the query is cut to its entity (engine.tools.short_answer). `OfflineRuleReader`
+applies the matched rules symbolically over the KG from the question's entity
+(`engine.rules.application`) and cites the retrieved chunks that state a fact of the winning path;
+when no rule yields a candidate it falls back to the extractive reader. Both name the rule that
+produced the answer, attributed symbolically for the LLM (the first matched rule whose KG path from
+the question's entity ends at the answer, spec §6 "symbolic attribution").
 """
 
 from __future__ import annotations
