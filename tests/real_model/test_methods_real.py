@@ -15,7 +15,16 @@ from pathlib import Path
 import pytest
 
 from engine.methods.base import method_ids
-from engine.trace import AnswerStep, AttentionStep, ErrorStep, LlmCallStep, RetrievalStep, Step, Trace
+from engine.trace import (
+    AnswerStep,
+    AttentionStep,
+    DecisionStep,
+    ErrorStep,
+    LlmCallStep,
+    RetrievalStep,
+    Step,
+    Trace,
+)
 from paths import ROOT
 
 pytestmark = pytest.mark.llm
@@ -101,3 +110,16 @@ def test_every_method_answers_demo_questions_with_a_real_model(real_workbench, d
         for text in (final.text, final.guess):
             assert not echoed(text, question.question, trace), f"{where}: answer {text!r} echoes the prompt"
         assert seconds < RUN_BUDGET_S, f"{where}: took {seconds:.0f} s"
+        if method == "ras":
+            assert_no_retrieval_is_shown_as_a_decision(trace, where)
+
+
+def assert_no_retrieval_is_shown_as_a_decision(trace: Trace, where: str) -> None:
+    """RAS's planner may answer [NO_RETRIEVAL] first: a decision shown as such, then a closed-book answer."""
+    first = next(s for s in trace.steps if isinstance(s, LlmCallStep) and s.role == "planner")
+    decision = next(s for s in trace.steps if isinstance(s, DecisionStep))
+    if "[NO_RETRIEVAL]" in first.output.upper().replace(" ", "") and decision.action == "no_retrieval":
+        assert "no retrieval" in decision.title and "closed-book" in decision.title, where
+        assert not any(isinstance(s, RetrievalStep) for s in trace.steps), where
+    else:
+        assert decision.action in ("subq", "no_retrieval", "sufficient"), f"{where}: {decision.title}"

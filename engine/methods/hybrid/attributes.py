@@ -69,6 +69,8 @@ class Attributes:
     method: str  # logreg | icl | logreg (icl fallback)
     votes: tuple[str, ...] = ()  # one "type / dynamism" per LLM sample
     steps: tuple[Step, ...] = ()
+    second_dynamism: str = ""  # icl: the embedding classifier's label, a second opinion for the gate (policy.py)
+    second_confidence: float = 0.0
 
 
 @functools.cache
@@ -162,19 +164,19 @@ class LlmAttributePredictor:
             elif not reply.failed:  # a failed call already left its error step
                 steps += (error_step(f"attributes {n}", f"sample {n} named no dynamism label; got "
                                      f"{shorten(reply.text)}; it casts no vote"),)
+        offline = self.fallback.predict(question)
         if not parsed:
-            offline = self.fallback.predict(question)
             message = (f"no attribute sample named a dynamism label; used the logistic "
                        f"regression's {offline.question_type} / {offline.dynamism}")
             return Attributes(offline.question_type, offline.type_confidence, offline.dynamism,
                               offline.dynamism_confidence, "logreg (icl fallback)", (),
                               steps + (error_step("attributes", message),))
         typed = [t for t, _ in parsed if t]
-        qtype, tconf = majority(typed) if typed else (self.fallback.predict(question).question_type, 0.0)
+        qtype, tconf = majority(typed) if typed else (offline.question_type, 0.0)
         dyn, dconf = majority([d for _, d in parsed])
         votes = tuple(f"{t or '?'} / {d}" for t, d in parsed)
         return Attributes(qtype, tconf * len(typed) / len(replies), dyn, dconf * len(parsed) / len(replies), "icl",
-                          votes, steps)
+                          votes, steps, offline.dynamism, offline.dynamism_confidence)
 
 
 def attribute_messages(question: str, examples: Sequence[Example], demos: int = DEMOS,

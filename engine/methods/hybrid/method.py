@@ -216,6 +216,9 @@ def _tables_step(ranked: Sequence[RankedTable], cap: int) -> FeaturesStep:
 def _attributes_step(attributes: Attributes) -> AttributesStep:
     labels = (AttributeLabel("question type", attributes.question_type, attributes.type_confidence),
               AttributeLabel("dynamism", attributes.dynamism, attributes.dynamism_confidence))
+    if attributes.second_dynamism:  # the gate's second opinion (policy.py)
+        labels += (AttributeLabel("dynamism (embedding classifier)", attributes.second_dynamism,
+                                  attributes.second_confidence),)
     return AttributesStep(iteration=ATTRIBUTES, title=f"Attributes ({describe(attributes)})", labels=labels,
                           method=attributes.method, votes=attributes.votes)
 

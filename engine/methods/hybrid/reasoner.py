@@ -12,17 +12,28 @@ full batch of 8): a local model's sampling is seeded per call, so a second sampl
 word for word and can neither add an "I don't know" nor change the parse — raise it on a server that
 samples.
 For small models (issue 23), answers as they bend the format: markers with any number of '#', bold or
-none (answers.marked), the answer's first line after its marker (or its list), an answer that only
-says the answer is unknown ("her spouse is unknown") counted as "I don't know", and an answer that is
-the prompt echoed (the question, an instruction line, a whole reference) counted as no answer: the
-summarizer steps in, and its reply is checked the same way. Lines that only recite the instructions
-are dropped before the §2.8 checks (rule 1's 'the answer is "I don't know"' recited is no refusal),
-and the summarizer gets the reasoning without repeated lines (a small model loops: "12. …spouse is
-unknown." ×10). Generation stops at `===END===` and at 256 new tokens (the three-question format needs
-fewer; [C]'s 512 were for a 70B model on a GPU, and the hf backend keeps attention per generated
-token). Deliberate deviation: when no sample parsed and the summarizer gave no usable answer either,
-a direct KG answer (kg_answer.py, the analogue of the mock API's result, one of the references) is the
-answer rather than "I don't know" — as offline; a model's own "I don't know" still wins.
+none (answers.marked), a line-start "The answer is …" where the marker is missing (answers.stated), the
+answer's first line after its marker (or its list; a heading there is no answer), "invalid question"
+only as a verdict (a made-up "## Invalid question:" heading is none), and an answer that only says the
+answer is unknown ("her spouse is unknown") counted as "I don't know". Every answer, the summarizer's
+too, is vetted as every method's is (engine/tools/short_answer.py): the prompt echoed (the question, an
+instruction line, a reference or the summarized reasoning copied) is no answer — the summarizer steps
+in, or refuses — and a sentence restating the question is cut to its short answer ("The Elbe is longer"
+→ "Elbe"), with an `error` step quoting the raw reply. A reply that only hands the prompt back (the
+question and the instructions' words) is not summarized — a summary of nothing is made up. Lines that
+only recite the instructions are dropped before the §2.8 checks (rule 1's 'the answer is "I don't know"'
+recited is no refusal), and the summarizer gets the reasoning without repeated lines (a small model
+loops: "12. …spouse is unknown." ×10).
+Deliberate deviation: neither turn ends with the paper's "Think step by step." (S9, U7): the format's
+reasoning bullets already ask for the steps, and the trigger made SmolLM2-135M write numbered lists that
+looped to the token cap (60-250 s a sample) instead of the format; without it the same model answered in
+one line. Generation stops at `===END===`, at a new line opening with "Question:" (a model writing on
+past its reply), at a heading right under `## Answer:` (SmolLM2 then wrote "## Answer:" a hundred times)
+and at 256 new tokens (the format needs fewer; [C]'s 512 were for a 70B model on a GPU, and the hf
+backend keeps attention per generated token). Deliberate deviation: when no sample parsed and the
+summarizer gave no usable answer either, a direct KG answer (kg_answer.py, the analogue of the mock
+API's result, one of the references) is the answer rather than "I don't know" — as offline; a model's
+own "I don't know" still wins.
 Offline: a direct KG answer when the question has one, else the extractive reader over the chunks,
 table rows, calculations and KG facts; below `reader_floor` (the reader's own score, before the run's
 calibrated `min_confidence` decides), or when it only echoes the question, it refuses.
@@ -36,7 +47,9 @@ from dataclasses import dataclass, replace
 
 from engine.knowledge.records import INVALID_QUESTION, Triple
 from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegment
-from engine.methods.hybrid.answers import echo_of_prompt, first_answer, marked, says_unknown, without_copies
+from engine.methods.hybrid.answers import (
+    first_answer, marked, says_nothing, says_unknown, stated, without_copies,
+)
 from engine.methods.hybrid.prompting import (
     Piece, calculation_pieces, kg_pieces, question_pieces, reference_pieces, table_pieces,
 )
@@ -44,6 +57,7 @@ from engine.methods.hybrid.sampling import draw
 from engine.tools.base import IDK, QuestionClassifier, Reader, Reading, echoes_question
 from engine.tools.llm_call import call_model, error_step, fill_with_segments, one_line, shorten
 from engine.tools.prompts import PromptFolder, fill
+from engine.tools.short_answer import Vetted, rejected_step, vet_answer
 from engine.trace import Hit, Step
 
 PROMPTS = PromptFolder.beside(__file__)
@@ -51,9 +65,14 @@ PROMPTS = PromptFolder.beside(__file__)
 MAX_ANSWER_CHARS = 300
 RAW_SHOWN = 300  # characters of an unparsed reasoning sample quoted in its error step
 END = "===END==="
-REASON_SETTINGS = GenerationSettings(max_new_tokens=256, temperature=0.5, stop=(END,))
+NEXT_QUESTION = "\nQuestion:"  # a small model that goes on past its reply writes the next turn's question
+# a heading where the answer belongs: nothing after it is parsed (first_answer); the cut reply keeps its
+# marker's "## " — a sample cut to nothing would count as "I don't know" (§2.8 step 1)
+EMPTY_ANSWER = "Answer:\n#"
+REASON_SETTINGS = GenerationSettings(max_new_tokens=256, temperature=0.5, stop=(END, NEXT_QUESTION, EMPTY_ANSWER))
 SUMMARY_SETTINGS = GenerationSettings(max_new_tokens=50, temperature=0.1)
 _IDK = re.compile(r"i\s+do(?:n['’]t| not)\s+know")
+_INVALID = re.compile(r"invalid question(?![\s*_]*:)")  # "## Invalid question:" is a heading, not a verdict
 _END = re.compile(r"===\s*end\s*===", re.IGNORECASE)
 
 
@@ -130,14 +149,17 @@ class Parsed:
     answer: str
     false_premise: bool
     ok: bool
-    why: str = ""
+    why: str = ""  # why not ok, or why the answer is not the reply's as written (a sentence cut short)
 
 
-def parse_reasoning(text: str, echo: Callable[[str], str] = lambda _: "") -> Parsed:
+Vet = Callable[[str], Vetted]  # an answer → the answer to use ('' when it is the prompt handed back)
+
+
+def parse_reasoning(text: str, vet: Vet = Vetted) -> Parsed:
     """Sample 0's `## Answer:` and `## False Premise:`; `ok` is False when the summarizer must step in.
-    `echo` says why an answer is the prompt echoed ('' when it is not)."""
+    `vet` rejects an answer that is the prompt echoed and cuts a sentence to its short answer."""
     raw = _END.split(text or "")[0]
-    start = marked(raw, "answer")
+    start = marked(raw, "answer") or stated(raw)
     if start is None:
         return Parsed("", False, False, "no '## Answer:' marker")
     body = raw[start[1]:]
@@ -150,25 +172,25 @@ def parse_reasoning(text: str, echo: Callable[[str], str] = lambda _: "") -> Par
         return Parsed("", False, False, "an empty answer after '## Answer:'")
     if len(answer) >= MAX_ANSWER_CHARS:
         return Parsed("", False, False, f"an answer of {len(answer)} characters (limit {MAX_ANSWER_CHARS})")
-    if "invalid question" in answer.lower():
+    if _INVALID.search(answer.lower()):
         return Parsed(INVALID_QUESTION, True, True)
-    why = echo(answer)
-    if why:
-        return Parsed("", False, False, f"the answer {answer!r} is no answer: {why}")
-    return Parsed(answer, False, True)
+    vetted = vet(answer)
+    if not vetted.answer:
+        return Parsed("", False, False, f"the answer {answer!r} is no answer: {vetted.problem}")
+    return Parsed(vetted.answer, False, True, vetted.problem)
 
 
-def decide(samples: Sequence[str], echo: Callable[[str], str] = lambda _: "") -> tuple[Decision | None, Parsed | None]:
+def decide(samples: Sequence[str], vet: Vet = Vetted) -> tuple[Decision | None, Parsed | None]:
     """§2.8 steps 1-3; (None, parsed) means step 4: the summarizer."""
     for n, text in enumerate(samples):
         if not text.strip() or _IDK.search(text.lower()):
             return Decision(IDK, "idk_any_sample", f"sample {n + 1} said I don't know (or nothing)", n, True), None
     for n, text in enumerate(samples):
         low = text.strip().lower()
-        if "invalid question" in low or low in ("none", "never"):
+        if _INVALID.search(low) or low in ("none", "never"):
             return Decision(INVALID_QUESTION, "invalid_any_sample", f"sample {n + 1} called the question invalid",
                             n), None
-    parsed = parse_reasoning(samples[0], echo) if samples else Parsed("", False, False, "no sample")
+    parsed = parse_reasoning(samples[0], vet) if samples else Parsed("", False, False, "no sample")
     if not parsed.ok:
         return None, parsed
     if parsed.false_premise:
@@ -179,22 +201,25 @@ def decide(samples: Sequence[str], echo: Callable[[str], str] = lambda _: "") ->
     return Decision(parsed.answer, "parsed", "sample 1 parsed cleanly", 0, confidence=0.5), parsed
 
 
-def summary_answer(text: str, echo: Callable[[str], str] = lambda _: "") -> tuple[str, str]:
-    """The summarizer's post-check: (answer, why it is refused — '' when it is not); its first line is the
-    answer, and one that says the answer is unknown, is the prompt echoed or has 300+ characters is none."""
+def summary_answer(text: str, vet: Vet = Vetted) -> tuple[str, bool, str]:
+    """The summarizer's post-check: (answer, refused, why — the refusal's reason, or how the answer was cut);
+    its first line is the answer, and one that says the answer is unknown, is the prompt echoed or has 300+
+    characters is none."""
     line = first_answer(text)
     low = line.lower()
     if not low or _IDK.search(low):
-        return IDK, "it said I don't know (or nothing)"
-    if "invalid question" in low:
-        return INVALID_QUESTION, ""
+        return IDK, True, "it said I don't know (or nothing)"
+    if _INVALID.search(low):
+        return INVALID_QUESTION, False, ""
     answer = line.strip(" .\"'")
     if says_unknown(answer):
-        return IDK, f"{answer!r} says the answer is not known"
+        return IDK, True, f"{answer!r} says the answer is not known"
     if len(answer) >= MAX_ANSWER_CHARS:
-        return IDK, f"the summary is no short answer ({len(answer)} characters, limit {MAX_ANSWER_CHARS})"
-    why = echo(answer)
-    return (IDK, f"the summary {answer!r} is no answer: {why}") if why else (answer, "")
+        return IDK, True, f"the summary is no short answer ({len(answer)} characters, limit {MAX_ANSWER_CHARS})"
+    vetted = vet(answer)
+    if not vetted.answer:
+        return IDK, True, f"the summary {answer!r} is no answer: {vetted.problem}"
+    return vetted.answer, False, vetted.problem
 
 
 def without_repeats(text: str) -> str:
@@ -223,11 +248,17 @@ class LlmReasoner:
         replies = draw(self.chat, messages, self.settings, "reasoning", self.samples, segments)
         steps = tuple(step for reply in replies for step in reply.steps)
         texts = [without_copies(reply.text, instructions) for reply in replies]
-        decision, parsed = decide(texts, _echo_check(question, refs, instructions))
+        decision, parsed = decide(texts, _vet(question, refs, instructions))
         if decision is not None:
+            if decision.route == "parsed" and parsed.why:  # a sentence cut to its short answer
+                steps += (rejected_step("reasoning 1", parsed.why, replies[0].text),)
             return _with(decision, steps, refs)
         # §2.8 step 4: the backup summarizer gets the question and the raw reasoning
         why = parsed.why if parsed else "no sample"
+        if says_nothing(texts[0], question, instructions):  # nothing to summarize: no call for a made-up answer
+            steps += (error_step("reasoning 1", f"sample 1 did not parse ({why}) and only hands the prompt back: "
+                                 f"{shorten(texts[0], RAW_SHOWN)}; nothing to summarize"),)
+            return _fallback(refs, f"sample 1 did not parse ({why}) and says nothing of its own", steps)
         steps += (error_step("reasoning 1", f"sample 1 did not parse ({why}): {shorten(texts[0], RAW_SHOWN)}; "
                              "handed to the summarizer"),)
         return self._summarize(question, refs, texts[0], f"sample 1 did not parse ({why}) → summarizer", steps)
@@ -243,20 +274,28 @@ class LlmReasoner:
         reply = call_model(self.chat, (Message("user", prompt),), SUMMARY_SETTINGS, role="summarizer",
                            segments=segments)
         steps += reply.steps
-        answer, rejected = summary_answer(reply.text, _echo_check(question, refs, [template], [reasoning]))
-        if rejected and one_line(reply.text) and not _IDK.search(reply.text.lower()):
-            steps += (error_step("summarizer", f"{rejected}: {shorten(reply.text)}; refused"),)
-            if refs.kg_answer:
-                return _with(Decision(refs.kg_answer, "kg_answer", f"{reason} gave no answer; the KG look-up's "
-                                      f"answer stands: {refs.kg_reason}", 0, confidence=0.2), steps, refs)
-        return _with(Decision(answer, "summarizer", reason, 0, bool(rejected), 0.2), steps, refs)
+        answer, refused, why = summary_answer(reply.text, _vet(question, refs, [template], [reasoning]))
+        if refused and one_line(reply.text) and not _IDK.search(reply.text.lower()):
+            steps += (rejected_step("summarizer", f"{why}; refused", reply.text),)
+            return _fallback(refs, f"{reason} gave no answer", steps)
+        if why and not refused:  # a sentence cut to its short answer
+            steps += (rejected_step("summarizer", why, reply.text),)
+        return _with(Decision(answer, "summarizer", reason, 0, refused, 0.2), steps, refs)
 
 
-def _echo_check(question: str, refs: References, instructions: Sequence[str], passages: Sequence[str] = (),
-                ) -> Callable[[str], str]:
-    """Why an answer is this prompt echoed: the question, the instructions, a chunk or another passage copied."""
-    texts = [*(h.text for h in refs.chunks), *passages]
-    return lambda answer: echo_of_prompt(answer, question, instructions, texts)
+def _fallback(refs: References, reason: str, steps: tuple[Step, ...]) -> Decision:
+    """No answer from the model: a direct KG answer stands when there is one (module docstring), else IDK."""
+    if refs.kg_answer:
+        return _with(Decision(refs.kg_answer, "kg_answer", f"{reason}; the KG look-up's answer stands: "
+                              f"{refs.kg_reason}", 0, confidence=0.2), steps, refs)
+    return _with(Decision(IDK, "summarizer", reason, 0, True, 0.2), steps, refs)
+
+
+def _vet(question: str, refs: References, instructions: Sequence[str], passages: Sequence[str] = ()) -> Vet:
+    """The shared vetting (engine/tools/short_answer.py) against this prompt: its question, instructions,
+    chunks and any other passage in it (the reasoning handed to the summarizer)."""
+    evidence = [*(h.text for h in refs.chunks), *passages]
+    return lambda answer: vet_answer(answer, question, evidence, "\n".join(instructions))
 
 
 def _with(decision: Decision, steps: tuple[Step, ...], refs: References) -> Decision:

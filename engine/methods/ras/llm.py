@@ -11,15 +11,18 @@ tolerant and falls back with an `error` step that quotes the raw model output, n
   (never loop on garbage), and marks the plan `fallback`; a repeated sub-query, or [NO_RETRIEVAL] after
   round 0 (spec §2.2), also falls back to [SUFFICIENT].
 - planner: the sub-query is the rest of the [SUBQ] line (or the next line when [SUBQ] ends its line), never
-  a later line holding another token nor a bare 'Output'/'Input' label the model copied from the prompt.
+  a later line holding another token nor a bare 'Output'/'Input' label the model copied from the prompt;
+  a sub-query copied from a demonstration (its names in neither the question nor the graph) falls back
+  as a repeated one does.
 - t2t parsing: one malformed triple drops only itself, not the round (spec §8 notes the [code] loses the
   whole round's graph); a triple without its `O>`/`P>` marker is read by position. A triple whose subject
   or object the passage does not hold, or that links a name to itself, is dropped as unsupported: a weak
   model fills the demonstration's triples with the passage's subject ('Birth date| November 27, 1953').
-- answerer: the first non-empty line, without an 'Answer:'/'Output:' label or control tokens; nothing
-  left means a refusal with an error step, never a control token or an empty string as the answer. An
-  answer that echoes the prompt (the question, an instruction, the graph information: `vet_answer`) or
-  that only a demonstration holds is not an answer either; a sentence is cut to its short answer.
+- answerer: the first non-empty line that is not a question, without an 'Answer:'/'Output:' label or
+  control tokens; nothing left means a refusal with an error step, never a control token or an empty
+  string as the answer. An answer that echoes the prompt (the question, an instruction, the graph
+  information: `vet_answer`), that only a demonstration holds, or that the question itself names (unless
+  offered as a choice) is not an answer either; a sentence is cut to its short answer.
 - every role stops at the prompt's own next-block markers and has a budget sized to its reply (a plan is
   one line, an answer a short phrase), so a weak model that keeps writing costs no more than that.
 """
@@ -36,14 +39,16 @@ from engine.methods.ras.base import (
     MAX_TRIPLES_PER_CHUNK, NO_RETRIEVAL, Answerer, Extraction, Extractor, Plan, Planner, Round, render_history,
 )
 from engine.methods.ras.query_graph import QueryGraph, fold
-from engine.tools.base import IDK, Reading
+from engine.tools.base import IDK, Reading, echoes_question
 from engine.tools.llm_call import call_model, error_step, fill_with_segments, one_line
+from engine.tools.offline_classifier import OfflineQuestionClassifier
 from engine.text import STOPWORDS, words
 from engine.tools.prompts import PromptFolder
 from engine.tools.short_answer import rejected_step, vet_answer
 from engine.trace import Hit, Step
 
 PROMPTS = PromptFolder.beside(__file__)
+CLASSIFIER = OfflineQuestionClassifier()  # no model call: tells a choice question from one naming a hop
 
 MAX_PASSAGE_CHARS = 2000
 MAX_RAW_SHOWN = 500  # characters of unusable model output quoted in an error step
@@ -56,6 +61,7 @@ _TRIPLE = re.compile(r"\(?\s*S>\s*([^|()]*?)\s*\|\s*(?:P>)?\s*([^|()]*?)\s*\|\s*
                      r"(?:\)|$|,\s*\(|\n)", re.IGNORECASE)
 _TOKEN = re.compile(r"\[\s*(NO_RETRIEVAL|SUBQ|SUFFICIENT)\s*\]", re.IGNORECASE)
 _LABEL = re.compile(r"^\s*(?:answer|output)\s*:\s*", re.IGNORECASE)
+_BLOCK_LABEL = re.compile(r"^(?:question|input|retrieved graph information)\s*:", re.IGNORECASE)
 _BARE_LABEL = re.compile(r"^(?:output|input|question|answer)\s*(?::|$)\s*", re.IGNORECASE)
 
 
@@ -115,6 +121,8 @@ class LlmPlanner(Planner):
             problem = "[NO_RETRIEVAL] is valid only as the first plan (spec §2.2)"
         elif ok and action == "subq" and fold(query) in {fold(r.subquery) for r in rounds}:
             problem = f"the planner repeated the sub-query {query!r}"
+        elif ok and action == "subq" and copied_example(query, PROMPTS.load("plan"), f"{history}\n{question}"):
+            problem = f"the sub-query {query!r} is a demonstration's, about nothing in the question or the graph"
         elif not ok:
             problem = "the planner's output had no usable [SUBQ] <sub-query> / [SUFFICIENT] / [NO_RETRIEVAL]"
         else:
@@ -137,11 +145,11 @@ def supported(triple: Triple, passage: str) -> bool:
 
 
 def parse_triples(text: str) -> tuple[tuple[Triple, ...], int]:
-    """`(S> s| P> p| O> o)` pieces, and how many `S>` pieces could not be read."""
+    """`(S> s| P> p| O> o)` pieces, once each, and how many `S>` pieces could not be read (a repeat was read)."""
     body = text or ""
     found = [Triple(s.strip(), p.strip(), o.strip().rstrip(",")) for s, p, o in _TRIPLE.findall(body)]
-    good = tuple(dict.fromkeys(t for t in found if t.head and t.relation and t.tail))
-    return good, max(len(re.findall(r"S>", body, re.IGNORECASE)) - len(good), 0)
+    read = [t for t in found if t.head and t.relation and t.tail]
+    return tuple(dict.fromkeys(read)), max(len(re.findall(r"S>", body, re.IGNORECASE)) - len(read), 0)
 
 
 @dataclass(frozen=True)
@@ -166,10 +174,12 @@ class LlmExtractor(Extractor):
 
 
 def parse_answer(text: str) -> str:
-    """The first non-empty line without an 'Answer:'/'Output:' label or control tokens; '' when none."""
+    """The first non-empty line without an 'Answer:'/'Output:' label or control tokens; '' when none.
+    A question, or a line opening one of the prompt's blocks ('Question: …'), is the model writing a new
+    example, never the answer."""
     for line in (text or "").splitlines():
         answer = one_line(_TOKEN.sub(" ", _LABEL.sub("", line)))
-        if answer:
+        if answer and not answer.endswith("?") and not _BLOCK_LABEL.match(answer):
             return answer
     return ""
 
@@ -185,10 +195,10 @@ class LlmAnswerer(Answerer):
                                               "question": [("question", "question", question)]},
                                    history=history, question=question)
         reply = call_model(self.chat, (Message("user", prompt),), self.settings, role="answerer", segments=segments)
-        text, steps = _vetted(parse_answer(reply.text), question, history, reply.text)
-        steps = reply.steps + steps
+        text, rejected = _vetted(parse_answer(reply.text), question, history, reply.text)
+        steps = reply.steps + rejected
         if not text:
-            steps += (() if reply.failed else (
+            steps += (() if reply.failed or rejected else (
                 error_step("answerer", f"the answerer's output held no answer; got {raw(reply.text)}"),))
             return Reading(IDK, refused=True, rationale="the model gave no usable answer", steps=steps)
         cited = tuple(dict.fromkeys(t.doc_id for t in graph.triples if t.doc_id and text.lower() in
@@ -206,14 +216,18 @@ def _vetted(answer: str, question: str, history: str, reply: str) -> tuple[str, 
         return "", (rejected_step("answerer", f"the answer {answer!r} is a demonstration's, held neither by the "
                                   "graph information nor by the question", reply),)
     vetted = vet_answer(answer, question, history.splitlines(), template)
+    if echoes_question(question, vetted.answer, CLASSIFIER):
+        return "", (rejected_step("answerer", f"the answer {vetted.answer!r} is named by the question itself, a "
+                                  "hop not taken", reply),)
     return vetted.answer, ((rejected_step("answerer", vetted.problem, reply),) if vetted.problem else ())
 
 
 def copied_example(answer: str, template: str, given: str) -> bool:
-    """The answer's words stand together in the prompt's fixed text (its demonstrations) and its content
-    words are not all in what the model was given to answer from: a weak model's copy of a demo answer."""
+    """The answer's words stand together in the prompt's fixed text (its demonstrations) and at least half
+    of its content words are not in what the model was given to work from: a weak model's copy of a demo's
+    answer or sub-query ('Caspian Sea' for a question about another sea), not a phrase it shares by chance."""
     said = words(answer)
-    content = [w for w in said if w not in STOPWORDS]
+    content = {w for w in said if w not in STOPWORDS}
     fixed, known = words(template), set(words(given))
     copied = any(fixed[i: i + len(said)] == said for i in range(len(fixed) - len(said) + 1))
-    return bool(content) and copied and not set(content) <= known
+    return bool(content) and copied and 2 * len(content - known) >= len(content)

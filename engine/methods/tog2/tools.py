@@ -32,7 +32,7 @@ from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegmen
 from engine.retrieval.embedder import Embedder
 from engine.tools.base import IDK, QuestionClassifier, Reader, Reading, echoes_question
 from engine.tools.bundle import ToolBundle
-from engine.methods.ras.llm import copied_example
+from engine.methods.ras.llm import CLASSIFIER, copied_example
 from engine.tools.llm_call import call_model, error_step, locate_segments, one_line, shorten
 from engine.tools.prompts import PromptFolder, fill_spans
 from engine.tools.short_answer import vet_answer
@@ -465,12 +465,17 @@ class LlmReasoner(Reasoner):
 
 def _vetted(answer: str, question: str, facts: Sequence[Triple], evidence: Sequence[Hit]) -> tuple[str, str]:
     """(answer, problem): '' with why when the {Yes} answer is the prompt handed back (the question, an
-    instruction, a passage, a demo's answer); a sentence cut to its short answer, saying so."""
+    instruction, a passage, a demo's answer) or a name the question gives; a sentence cut to its short
+    answer, saying so."""
     given = "\n".join([question, *(f"{t.head} {t.relation} {t.tail}" for t in facts),
                        *(f"{h.title} {h.text}" for h in evidence)])
+    if answer.endswith("?"):
+        return "", f"its answer {answer!r} is a question"
     if copied_example(answer, PROMPTS.load("reason"), given):
         return "", f"its answer {answer!r} is a demo's, held by neither the triples nor the references"
     vetted = vet_answer(answer, question, [h.text for h in evidence], PROMPTS.load("reason"))
+    if echoes_question(question, vetted.answer, CLASSIFIER):  # as the offline twin: a hop not taken
+        return "", f"its answer {vetted.answer!r} is named by the question itself"
     return vetted.answer, (f"its answer {answer!r} is not taken as written: {vetted.problem}" if vetted.problem else "")
 
 

@@ -14,6 +14,7 @@ from fake_chat import fixed
     ("I don't know.", ("I don't know", "idk")),
     ("", ("I don't know", "idk")),
     ("## Answer:\nInvalid question\n===END===", ("invalid question", "invalid")),
+    ("Warsaw, I think", ("I don't know", "parse_fail")),
     ("## Answer:\n===END===", ("I don't know", "parse_fail")),
 ])
 def test_direct_answers_parse_as_the_spec_says(text, expected) -> None:
@@ -21,8 +22,8 @@ def test_direct_answers_parse_as_the_spec_says(text, expected) -> None:
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("Marie Curie was born in Poland, Poland.", ("Marie Curie was born in Poland, Poland.", "answer")),  # SmolLM2
-    ("Warsaw, I think\nShe moved to Paris later.", ("Warsaw, I think", "answer")),
+    ("Marie Curie was born in Poland, Poland.", ("I don't know", "parse_fail")),  # SmolLM2: no marker at all
+    ('The answer is "1990".\nThe last year after his birth was 1990.', ("1990", "answer")),  # SmolLM2
     ("**Answer:** Warsaw\nBecause she grew up there.", ("Warsaw", "answer")),
     ("### answer\n- Polonium\n- Radium\n\nBoth in 1898.", ("Polonium, Radium", "answer")),
     ("## Answer: her birthplace is unknown", ("I don't know", "idk")),
@@ -42,15 +43,14 @@ def test_the_extractor_sends_only_the_question() -> None:
 
 
 def test_a_closed_book_answer_that_does_not_parse_is_an_error_step_and_passed_on_as_i_dont_know() -> None:
-    raw = "===START===\n## Reasoning:\n- she was a physicist"
-    got = KnowledgeExtractor(fixed(raw)).answer("Where was Marie Curie born?")
+    got = KnowledgeExtractor(fixed("Warsaw, I think")).answer("Where was Marie Curie born?")
     assert (got.parsed, got.kind) == ("I don't know", "parse_fail")
-    assert [s.kind for s in got.steps] == ["llm_call", "error"] and "she was a physicist" in got.steps[1].message
+    assert [s.kind for s in got.steps] == ["llm_call", "error"] and "Warsaw, I think" in got.steps[1].message
 
 
 def test_generation_stops_at_the_end_marker_within_a_short_budget() -> None:
     settings = KnowledgeExtractor(fixed("")).settings
-    assert settings.stop == ("===END===",) and settings.max_new_tokens <= 256
+    assert settings.stop == ("===END===", "\nQuestion:") and settings.max_new_tokens <= 256
 
 
 def test_the_instructions_are_the_system_turn_with_the_spouse_example() -> None:

@@ -194,8 +194,7 @@ def test_the_llm_sequence_and_the_prompts_as_sent(demo_pack, settings):
                                           "------\n# An answer from another agent:\nWarsaw",
                                           "------\nRules:\n1. If the references do not contain",
                                           "been married), the answer is exactly \"Invalid question\".\n------\n",
-                                          "Current Time: unknown\nQuestion: Where was Marie Curie born?\n"
-                                          "Think step by step.")]
+                                          "Current Time: unknown\nQuestion: Where was Marie Curie born?")]
     assert order == sorted(order)
     assert "asks for the spouse of someone who has never been married" in prompt_of(
         trace, "reasoning 1").split("[user]")[0]
@@ -266,6 +265,15 @@ def test_every_llm_call_passes_segments_and_is_followed_by_its_attention(demo_pa
 def test_the_llm_gate_stops_a_dynamic_question_after_the_attribute_votes(demo_pack, settings):
     trace = llm_run(demo_pack, settings, scripted(dynamism="real-time"), "Who leads the league right now?")
     assert trace.answer.refused and trace.totals.llm_calls == 2  # the second vote repeats the first: no third
+    labels = next(s for s in trace.steps if isinstance(s, AttributesStep)).labels
+    assert labels[2].name == "dynamism (embedding classifier)" and labels[2].value in ("fast-changing", "real-time")
+
+
+def test_the_llm_gate_answers_what_only_the_model_calls_dynamic(demo_pack, settings):
+    trace = llm_run(demo_pack, settings, scripted(dynamism="real-time"), "Where was Marie Curie born?")
+    assert trace.answer.text == "Warsaw" and decisions(trace)[2] == "continue"
+    gate = next(s for s in trace.steps if isinstance(s, DecisionStep) and s.iteration == 2)
+    assert "refused unread only when both call it dynamic" in gate.detail
 
 
 def test_the_llm_sees_the_kg_premise_check_and_may_call_the_question_invalid(demo_pack, settings):

@@ -24,5 +24,14 @@ def test_the_gate_refuses_questions_at_least_as_dynamic_as_the_threshold(dynamis
     assert verdict.route == ("dynamic_gate" if gated else "continue")
 
 
+@pytest.mark.parametrize(("second", "gated"), [("static", False), ("slow-changing", False), ("real-time", True),
+                                               ("", True)])
+def test_an_icl_dynamic_label_refuses_only_when_the_embedding_classifier_agrees(second, gated) -> None:
+    verdict = dynamic_gate(Attributes("simple", 1.0, "fast-changing", 1.0, "icl", second_dynamism=second),
+                           "fast-changing")
+    assert (verdict.answer == IDK) is gated
+    assert gated or "refused unread only when both call it dynamic" in verdict.reason
+
+
 def test_a_false_premise_answers_invalid_question() -> None:
     assert false_premise("no such prize").answer == "invalid question"

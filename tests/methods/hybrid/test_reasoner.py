@@ -9,7 +9,7 @@ from engine.methods.hybrid.reasoner import (
 )
 from engine.tools.base import IDK, Reader, Reading
 from engine.trace import Hit
-from fake_chat import ScriptedChat, cycling
+from fake_chat import cycling
 
 GOOD = "===START===\n## Reasoning:\n- no\n- Warsaw\n- yes\n------\n## Answer:\nWarsaw\n## False Premise:\nno\n===END==="
 FLAGGED = GOOD.replace("## False Premise:\nno", "## False Premise:\nYes")
@@ -35,7 +35,8 @@ def test_the_prompt_has_the_slots_in_order_and_leaves_out_empty_blocks() -> None
     (GOOD, "Warsaw", False, True),
     (FLAGGED, "invalid question", True, True),
     ("## ANSWER: Paris ===END===", "Paris", False, True),
-    ("The answer is Paris.", "", False, False),
+    ("The answer is Paris.", "Paris", False, True),  # a stated answer where the markers are missing
+    ("Paris, I think.", "", False, False),
     ("## Answer:\n" + "x" * 400 + "\n===END===", "", False, False),
     ("## Answer:\n\n## False Premise: no", "", False, False),
 ])
@@ -77,15 +78,18 @@ def test_the_system_turn_has_the_false_premise_rule_with_the_spouse_example_and_
     assert ('answer exactly "Invalid question". For example, if the question asks for the spouse of someone who '
             'has never been married') in system.content
     assert system.content.count("Rules:\n1. If the references") == 1 and user.content.count("Rules:\n1.") == 1
-    assert all(m.content.rstrip().endswith("Think step by step.") for m in (system, user))
+    # no "Think step by step." (S9, U7): the format asks for the steps; the trigger made small models loop
+    assert system.content.rstrip().endswith("the answer is exactly \"Invalid question\".")
+    assert user.content.rstrip().endswith("Question: Where was Marie Curie born?")
+    assert "step by step" not in system.content + user.content
 
 
 @pytest.mark.parametrize(("text", "expected"), [("", (IDK, True)), ("I do not know", (IDK, True)),
                                                 ("Invalid question.", ("invalid question", False)),
                                                 ("\"Warsaw\".", ("Warsaw", False))])
 def test_the_summarizer_output_is_post_checked(text, expected) -> None:
-    answer, why_refused = summary_answer(text)
-    assert (answer, bool(why_refused)) == expected
+    answer, refused, _why = summary_answer(text)
+    assert (answer, refused) == expected
 
 
 def test_every_sample_is_drawn_with_the_system_and_user_turns() -> None:
