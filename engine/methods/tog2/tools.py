@@ -12,8 +12,10 @@ is the same on every backend.
 
 Small models (issue 23): each role stops where its prompt would start a new block and has a budget sized to
 its reply (relation prune: a header and `width` lines per entity listed); a reply that is only the verdict
-word ('No') is that verdict; a {Yes} answer that echoes the prompt (`vet_answer`) or that only a demo holds
-is no answer, and a re-formulated query copied from the demo is no query.
+word ('No') is that verdict; a {Yes} answer that echoes the prompt (`vet_answer`), that only a demo holds,
+that the question names or that is a question is no answer (read as {No}, with an error step), and a
+re-formulated query copied from the demo is no query. The reasoning prompt's references are the chunks'
+best sentences ([code]), not whole chunks.
 """
 
 from __future__ import annotations
