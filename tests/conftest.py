@@ -81,6 +81,19 @@ def real_gguf() -> Path:
     return REAL_GGUF
 
 
+@pytest.fixture(scope="module")
+def real_workbench(demo_pack, settings, real_gguf):
+    """A demo-pack Workbench on the real model through `--backend hf`; the process's one HF model is
+    unloaded afterwards so later tests (the Models page's "not loaded" state) start without it."""
+    from engine.llm.hf import unload_hf_model
+    from engine.runner import Workbench
+
+    workbench = Workbench(demo_pack, settings, backend="hf", backend_options={"model": str(real_gguf), "device": "cpu"})
+    workbench.retrieval.ensure_index()
+    yield workbench
+    unload_hf_model()
+
+
 @pytest.fixture(scope="session")
 def tiny_llama(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random Llama folder with a chat template (built once per test session)."""

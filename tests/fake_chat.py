@@ -12,17 +12,20 @@ from engine.trace import AttentionStep
 
 @dataclass
 class ScriptedChat:
-    """A ChatModel whose reply is a function of the last user message; it remembers what it was sent."""
+    """A ChatModel whose reply is a function of the last user message; it remembers what it was sent and
+    the generation settings of each call."""
 
     reply: Callable[[str], str]
     backend: str = "fake"
     model: str = "scripted"
     latency_ms: float = 12.5
     sent: list[str] = field(default_factory=list)
+    settings_sent: list[GenerationSettings] = field(default_factory=list)
 
     def complete(self, messages: Sequence[Message], settings: GenerationSettings = GenerationSettings()) -> Completion:
         prompt = messages[-1].content
         self.sent.append(prompt)
+        self.settings_sent.append(settings)
         text = self.reply(prompt)
         return Completion(text, len(prompt.split()), len(text.split()), self.latency_ms, self.backend, self.model)
 

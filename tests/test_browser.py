@@ -294,7 +294,7 @@ def test_heatmaps_render_when_a_local_model_reads_the_evidence(app, browser, tin
     page.goto(f"{url}/?pack=demo")
     sidebar = page.get_by_test_id("stSidebar")
     sidebar.get_by_role("link", name="Models").click()
-    page.get_by_role("textbox", name="Model folder or cached hub id").fill(str(tiny_llama))
+    page.get_by_role("textbox", name="Model folder, .gguf file or cached hub id").fill(str(tiny_llama))
     page.get_by_role("button", name="Load", exact=True).click()
     expect(page.get_by_text("Loaded", exact=False).first).to_be_visible(timeout=60_000)
     sidebar.get_by_role("combobox", name="Model").click()

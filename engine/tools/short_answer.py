@@ -15,14 +15,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.text import STOPWORDS, WORD, words
-from engine.tools.base import AnswerType
+from engine.tools.base import AnswerType, echoes_question
 from engine.tools.llm_call import error_step
 from engine.tools.offline_classifier import OfflineQuestionClassifier
 from engine.trace import ErrorStep
 
 # [decide] words copied in a row from one evidence text: a passage handed back, not an answer (a
-# list of names copied from a passage stays well below this)
-ECHO_RUN_WORDS = 10
+# list of names copied from a passage stays well below this, a copied answering clause like "she was
+# born in Warsaw, then part of the Russian Empire" just below)
+ECHO_RUN_WORDS = 11
+CHUNK_WORDS = 12     # an answer this long holding half of an evidence text's content words is that text
+PASSAGE_WORDS = 15   # an answer this long whose word trigrams mostly occur in the evidence is a passage of it
+PASSAGE_SHARE = 0.6  # … "mostly"
 MIN_ECHO_WORDS = 3  # an instruction fragment at least this long inside the answer is the prompt talking
 SENTENCE_WORDS = 4  # an answer at least this long that restates the question is a sentence about it
 RESTATED_WORDS = 2  # … restating at least this many of the question's content words
@@ -88,10 +92,48 @@ def echo_of(answer: str, question: str, evidence: Sequence[str] = (), instructio
         return "the question"
     if any(_echoes_fragment(said, fragment) for fragment in _instruction_fragments(instructions)):
         return "an instruction line"
-    for n, text in enumerate(evidence, start=1):
-        if _longest_common_run(said, words(text)) >= ECHO_RUN_WORDS:
+    texts = [words(text) for text in evidence]
+    content = set(said) - STOPWORDS
+    for n, text in enumerate(texts, start=1):
+        distinct = set(text) - STOPWORDS
+        if _longest_common_run(said, text) >= ECHO_RUN_WORDS or \
+                (len(said) >= CHUNK_WORDS and distinct and len(content & distinct) >= 0.5 * len(distinct)):
             return f"evidence {n}"
-    return ""
+    return _passage_of(said, texts)
+
+
+def _passage_of(said: list[str], texts: list[list[str]]) -> str:
+    """'a passage of evidence N' when most of a long answer's word trigrams occur in the evidence: pieces
+    of a passage stitched together, each run shorter than ECHO_RUN_WORDS."""
+    if len(said) < PASSAGE_WORDS or not texts:
+        return ""
+    per_text = [set(_trigrams(text)) for text in texts]
+    mine = _trigrams(said)
+    if sum(any(t in seen for seen in per_text) for t in mine) < PASSAGE_SHARE * len(mine):
+        return ""
+    best = max(range(len(texts)), key=lambda i: len(per_text[i].intersection(mine)))
+    return f"a passage of evidence {best + 1}"
+
+
+def _trigrams(tokens: Sequence[str]) -> list[tuple[str, ...]]:
+    return [tuple(tokens[i:i + 3]) for i in range(len(tokens) - 2)]
+
+
+def copied_example(answer: str, template: str, given: str) -> bool:
+    """The answer's words stand together in the prompt's fixed text (its demonstrations) and at least half
+    of its content words are not in what the model was given to work from: a weak model's copy of a demo's
+    answer or sub-query ('Caspian Sea' for a question about another sea), not a phrase it shares by chance."""
+    said = words(answer)
+    content = {w for w in said if w not in STOPWORDS}
+    fixed, known = words(template), set(words(given))
+    copied = any(fixed[i: i + len(said)] == said for i in range(len(fixed) - len(said) + 1))
+    return bool(content) and copied and 2 * len(content - known) >= len(content)
+
+
+def hop_not_taken(question: str, answer: str) -> bool:
+    """The answer is an entity the question itself names (a bridge hop not taken), unless the question
+    offers it as a choice; the offline classifier tells which, no model call."""
+    return echoes_question(question, answer, _CLASSIFIER)
 
 
 def _citation_number(answer: str, evidence: Sequence[str]) -> bool:
@@ -100,10 +142,12 @@ def _citation_number(answer: str, evidence: Sequence[str]) -> bool:
 
 
 def _echoes_question(said: list[str], question: str) -> bool:
-    """A stretch of the question, in its order and nothing else, that is not one of its options: the
-    question (or its list of options) handed back. 'X was older than Y' uses only the question's names
-    too, but says which: that is an answer."""
+    """The whole question inside the reply, or a stretch of the question in its order and nothing else that
+    is not one of its options (the question or its list of options handed back). 'X was older than Y'
+    uses only the question's names too, but says which: that is an answer."""
     asked = words(question)
+    if len(asked) > MIN_ECHO_WORDS and _contains(said, asked):
+        return True  # the whole question, with or without more after it
     if len(said) <= MIN_ECHO_WORDS or said[0] in _YES_NO or not _in_order(said, asked):
         return False
     if any(said == words(option) for option in _CLASSIFIER.classify(question).options):

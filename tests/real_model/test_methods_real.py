@@ -10,7 +10,6 @@ first multi-hop question, whatever the pack says.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -63,15 +62,6 @@ def fallbacks_after_calls(steps: tuple[Step, ...]) -> list[tuple[LlmCallStep, Er
         elif isinstance(step, ErrorStep) and last is not None and "model failed" not in step.message:
             pairs.append((last, step))
     return pairs
-
-
-@pytest.fixture(scope="module")
-def real_workbench(demo_pack, settings, real_gguf):
-    from engine.runner import Workbench
-
-    workbench = Workbench(demo_pack, settings, backend="hf", backend_options={"model": str(real_gguf), "device": "cpu"})
-    workbench.retrieval.ensure_index()
-    return workbench
 
 
 @pytest.fixture(scope="module")

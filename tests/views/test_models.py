@@ -18,10 +18,11 @@ MODEL_LIST = {"object": "list", "data": [{"id": "tiny-chat", "object": "model"},
 def models(open_app, settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppTest]:
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(name, raising=False)  # loopback traffic must never go through a proxy
-    settings.backends_file.unlink(missing_ok=True)  # servers set up are kept on disk: start each test with none
-    yield open_app(PAGE, timeout=180)
     from engine.llm.hf import unload_hf_model
 
+    settings.backends_file.unlink(missing_ok=True)  # servers set up are kept on disk: start each test with none
+    unload_hf_model()  # one model per process: a model an earlier test left loaded is not this page's state
+    yield open_app(PAGE, timeout=180)
     unload_hf_model()  # one model per process: never leave it to the next test
     settings.backends_file.unlink(missing_ok=True)
 

@@ -192,7 +192,8 @@ def _why_not_injected(model: _Model | None, remote_backend: str) -> DecisionStep
 
 def _read_reranked(question: str, ctx: RunContext, reranked: Sequence[Hit]) -> Iterator[Step]:
     """The reader over the re-ranked chunks; a reading that only hands back its prompt is no answer."""
-    from engine.methods.r2ag.answer import echo_of, instructions_of
+    from engine.methods.r2ag.answer import instructions_of
+    from engine.tools.short_answer import echo_of
 
     reading = ctx.tools.reader.read(question, reranked)
     yield from reading_steps(reading, iteration=ITERATION)
@@ -200,7 +201,7 @@ def _read_reranked(question: str, ctx: RunContext, reranked: Sequence[Hit]) -> I
     calls = [s for s in reading.steps if isinstance(s, LlmCallStep)]
     documents = [h.text for h in reranked]
     instructions = instructions_of(calls[-1].prompt, question, documents) if calls else ""
-    echoed = "" if reading.refused else echo_of(reading.answer, question, instructions, documents)
+    echoed = "" if reading.refused else echo_of(reading.answer, question, documents, instructions)
     why = " (refused: not enough evidence)" if reading.refused else ""
     if echoed:
         yield ErrorStep(iteration=ITERATION, title="R2AG answer refused",

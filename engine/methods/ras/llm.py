@@ -39,16 +39,14 @@ from engine.methods.ras.base import (
     MAX_TRIPLES_PER_CHUNK, NO_RETRIEVAL, Answerer, Extraction, Extractor, Plan, Planner, Round, render_history,
 )
 from engine.methods.ras.query_graph import QueryGraph, fold
-from engine.tools.base import IDK, Reading, echoes_question
+from engine.tools.base import IDK, Reading
 from engine.tools.llm_call import call_model, error_step, fill_with_segments, one_line
-from engine.tools.offline_classifier import OfflineQuestionClassifier
 from engine.text import STOPWORDS, words
 from engine.tools.prompts import PromptFolder
-from engine.tools.short_answer import rejected_step, vet_answer
+from engine.tools.short_answer import copied_example, hop_not_taken, rejected_step, vet_answer
 from engine.trace import Hit, Step
 
 PROMPTS = PromptFolder.beside(__file__)
-CLASSIFIER = OfflineQuestionClassifier()  # no model call: tells a choice question from one naming a hop
 
 MAX_PASSAGE_CHARS = 2000
 MAX_RAW_SHOWN = 500  # characters of unusable model output quoted in an error step
@@ -216,18 +214,7 @@ def _vetted(answer: str, question: str, history: str, reply: str) -> tuple[str, 
         return "", (rejected_step("answerer", f"the answer {answer!r} is a demonstration's, held neither by the "
                                   "graph information nor by the question", reply),)
     vetted = vet_answer(answer, question, history.splitlines(), template)
-    if echoes_question(question, vetted.answer, CLASSIFIER):
+    if hop_not_taken(question, vetted.answer):
         return "", (rejected_step("answerer", f"the answer {vetted.answer!r} is named by the question itself, a "
                                   "hop not taken", reply),)
     return vetted.answer, ((rejected_step("answerer", vetted.problem, reply),) if vetted.problem else ())
-
-
-def copied_example(answer: str, template: str, given: str) -> bool:
-    """The answer's words stand together in the prompt's fixed text (its demonstrations) and at least half
-    of its content words are not in what the model was given to work from: a weak model's copy of a demo's
-    answer or sub-query ('Caspian Sea' for a question about another sea), not a phrase it shares by chance."""
-    said = words(answer)
-    content = {w for w in said if w not in STOPWORDS}
-    fixed, known = words(template), set(words(given))
-    copied = any(fixed[i: i + len(said)] == said for i in range(len(fixed) - len(said) + 1))
-    return bool(content) and copied and 2 * len(content - known) >= len(content)

@@ -34,10 +34,9 @@ from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegmen
 from engine.retrieval.embedder import Embedder
 from engine.tools.base import IDK, QuestionClassifier, Reader, Reading, echoes_question
 from engine.tools.bundle import ToolBundle
-from engine.methods.ras.llm import CLASSIFIER, copied_example
 from engine.tools.llm_call import call_model, error_step, locate_segments, one_line, shorten
 from engine.tools.prompts import PromptFolder, fill_spans
-from engine.tools.short_answer import vet_answer
+from engine.tools.short_answer import copied_example, hop_not_taken, vet_answer
 from engine.trace import Hit, Step
 from engine.rules.text import relation_label
 from engine.text import split_sentences
@@ -476,7 +475,7 @@ def _vetted(answer: str, question: str, facts: Sequence[Triple], evidence: Seque
     if copied_example(answer, PROMPTS.load("reason"), given):
         return "", f"its answer {answer!r} is a demo's, held by neither the triples nor the references"
     vetted = vet_answer(answer, question, [h.text for h in evidence], PROMPTS.load("reason"))
-    if echoes_question(question, vetted.answer, CLASSIFIER):  # as the offline twin: a hop not taken
+    if hop_not_taken(question, vetted.answer):  # as the offline twin: a hop not taken
         return "", f"its answer {vetted.answer!r} is named by the question itself"
     return vetted.answer, (f"its answer {answer!r} is not taken as written: {vetted.problem}" if vetted.problem else "")
 

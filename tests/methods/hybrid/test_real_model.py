@@ -17,12 +17,8 @@ pytestmark = pytest.mark.llm
 
 
 @pytest.fixture(scope="module")
-def hybrid_trace(demo_pack, settings, real_gguf):
-    from engine.runner import Workbench
-
-    workbench = Workbench(demo_pack, settings, backend="hf", backend_options={"model": str(real_gguf), "device": "cpu"})
-    workbench.retrieval.ensure_index()
-    return workbench.ask("Where was Marie Curie born?", "hybrid")
+def hybrid_trace(real_workbench):
+    return real_workbench.ask("Where was Marie Curie born?", "hybrid")
 
 
 def test_a_question_without_numbers_asks_no_calculator_and_repeated_samples_stop(hybrid_trace):

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.methods.r2ag.answer import echo_of, first_line, instructions_of, parse_output
+from engine.methods.r2ag.answer import first_line, instructions_of, parse_output
+from engine.tools.short_answer import echo_of
 from engine.methods.r2ag.prompt import PROMPTS
 
 CURIE = ("Marie Curie (born Maria Skłodowska, 1867–1934) was a physicist and chemist who was born in Warsaw, "
@@ -44,18 +45,20 @@ def test_the_first_line_is_the_answer_without_the_labels_a_model_puts_before_it(
 @pytest.mark.parametrize(("answer", "echoed"), [
     (QUESTION, "the question"),
     ("In which year did Niels Bohr receive the Nobel Prize in Chemistry?", "the question"),
-    ("Only give the answer and do not output any other words.", "the instructions"),
-    ("The similarity information is provided in front of each search result", "the instructions"),
+    ("Only give the answer and do not output any other words.", "an instruction line"),
+    ("The similarity information is provided in front of each search result", "an instruction line"),
     ("Marie Curie — The Royal Society awarded the Davy Medal in 1903. After Pierre Curie, she married the American "
-     "diplomat Henry Richardson Labouisse, who later led UNICEF when that organisation received", "document 2"),
+     "diplomat Henry Richardson Labouisse, who later led UNICEF when that organisation received", "evidence 2"),
     ("(Title: Max Planck) In 1900 he derived the law of black-body radiation by assuming that energy is exchanged in "
-     "discrete quanta", "document 3"),
+     "discrete quanta", "evidence 3"),
     ("She studied at the University of Paris, where Gabriel Lippmann supervised her doctoral research on the rays "
-     "given off by uranium", "a passage of document 1"),
+     "given off by uranium", "evidence 1"),
+    ("Marie Curie was a physicist and chemist, spent her working life in France and studied at the University of "
+     "Paris", "a passage of evidence 1"),
 ])
 def test_an_answer_that_only_repeats_the_prompt_is_an_echo(answer, echoed):
     question = "In which year did Niels Bohr receive the Nobel Prize in Chemistry?" if "Bohr" in answer else QUESTION
-    assert echo_of(answer, question, INSTRUCTIONS, DOCS) == echoed
+    assert echo_of(answer, question, DOCS, INSTRUCTIONS) == echoed
 
 
 @pytest.mark.parametrize("answer", [
@@ -67,7 +70,7 @@ def test_an_answer_that_only_repeats_the_prompt_is_an_echo(answer, echoed):
     "I don't know",
 ])
 def test_extractive_answers_and_sentences_are_not_echoes(answer):
-    assert echo_of(answer, QUESTION, INSTRUCTIONS, DOCS) == ""
+    assert echo_of(answer, QUESTION, DOCS, INSTRUCTIONS) == ""
 
 
 def test_an_echo_or_an_empty_output_parses_to_no_answer_and_says_why():

@@ -39,10 +39,10 @@ def test_re_rank_only_refuses_a_reading_that_echoes_a_chunk(mini_workbench):
     steps = run(mini_workbench, replace(mini_workbench.tools, reader=EchoingReader()))
     call = next(i for i, s in enumerate(steps) if isinstance(s, LlmCallStep))
     error = steps[call + 1]
-    assert isinstance(error, ErrorStep) and error.recoverable and "the reader echoed document 1" in error.message
+    assert isinstance(error, ErrorStep) and error.recoverable and "the reader echoed evidence 1" in error.message
     answer = steps[-1]
     assert isinstance(answer, AnswerStep) and answer.text == IDK and answer.refused and not answer.citations
-    assert answer.title == RERANK_ONLY + " (refused: document 1)"
+    assert answer.title == RERANK_ONLY + " (refused: evidence 1)"
 
 
 def test_re_rank_only_keeps_a_short_answer_from_the_chunks(mini_workbench):

@@ -3,12 +3,9 @@ the demonstration's triples and answers copied, sentences; every role's stop str
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import pytest
 
 from engine.knowledge.records import Triple
-from engine.llm.chat import GenerationSettings
 from engine.methods.ras.base import Round
 from engine.methods.ras.llm import LlmAnswerer, LlmExtractor, LlmPlanner, parse_plan, parse_triples, supported
 from engine.methods.ras.query_graph import GraphTriple, QueryGraph
@@ -96,24 +93,13 @@ def test_a_sentence_is_cut_to_its_short_answer_and_the_question_echoed_is_no_ans
     assert echo.refused and any(isinstance(s, ErrorStep) and "the question" in s.message for s in echo.steps)
 
 
-@dataclass
-class SettingsChat(ScriptedChat):
-    """Remembers the generation settings of each call."""
-
-    settings: list[GenerationSettings] = field(default_factory=list)
-
-    def complete(self, messages, settings=GenerationSettings()):  # noqa: ANN001, ANN201
-        self.settings.append(settings)
-        return super().complete(messages, settings)
-
-
 def test_every_role_stops_at_the_prompts_next_block_within_a_budget_sized_to_its_reply():
-    chat = SettingsChat(lambda _prompt: "x")
+    chat = ScriptedChat(lambda _prompt: "x")
     LlmPlanner(chat).plan(QUESTION, [], QueryGraph(), ())
     LlmExtractor(chat).extract(PASSAGE)
     LlmAnswerer(chat).answer(QUESTION, [], QueryGraph(), ())
-    plan, t2t, answer = chat.settings
-    assert all("\nOutput" in s.stop and "\nInput" in s.stop for s in chat.settings)
+    plan, t2t, answer = chat.settings_sent
+    assert all("\nOutput" in s.stop and "\nInput" in s.stop for s in chat.settings_sent)
     assert plan.max_new_tokens <= 48 and answer.max_new_tokens <= 32 and t2t.max_new_tokens <= 160
 
 
@@ -174,7 +160,8 @@ def test_a_subquery_copied_from_a_demonstration_falls_back_like_a_repeated_one()
 
 
 def test_a_copy_of_a_demonstration_is_told_from_a_phrase_shared_by_chance():
-    from engine.methods.ras.llm import PROMPTS, copied_example
+    from engine.methods.ras.llm import PROMPTS
+    from engine.tools.short_answer import copied_example
 
     answer, plan = PROMPTS.load("answer"), PROMPTS.load("plan")
     assert copied_example("Caspian Sea", answer, "Into which sea does the river that runs through Turin flow?")

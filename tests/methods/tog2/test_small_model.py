@@ -3,12 +3,9 @@ query copied, the format's placeholders echoed; each role's stops and budget; th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import pytest
 
 from engine.knowledge.records import Triple
-from engine.llm.chat import GenerationSettings
 from engine.methods.tog2.method import Tog2Params, call_bound
 from engine.methods.tog2.tools import (
     PROMPTS, REASON_SENTENCES, LlmQueryReformer, LlmReasoner, LlmRelationPruner, LlmTopicPruner, parse_reason_output,
@@ -67,33 +64,24 @@ def test_the_relation_prompt_shows_no_placeholder_to_copy():
     assert "<" not in PROMPTS.load("relations") and "(Score:" in PROMPTS.load("relations")
 
 
-@dataclass
-class SettingsChat(ScriptedChat):
-    settings: list[GenerationSettings] = field(default_factory=list)
-
-    def complete(self, messages, settings=GenerationSettings()):  # noqa: ANN001, ANN201
-        self.settings.append(settings)
-        return super().complete(messages, settings)
-
-
 def test_relation_prune_budget_grows_with_the_entities_listed_and_width_up_to_the_cap():
-    chat = SettingsChat(lambda _prompt: "zzz")
+    chat = ScriptedChat(lambda _prompt: "zzz")
     for entities in (1, 2, 5):
         relations = {f"Entity{n}": ["born_in", "employer"] for n in range(entities)}
         LlmRelationPruner(chat).prune("Where?", "", {}, relations, 3, "combined")
-    assert [s.max_new_tokens for s in chat.settings] == [8 + 3 * 24, 2 * (8 + 3 * 24), 192]
+    assert [s.max_new_tokens for s in chat.settings_sent] == [8 + 3 * 24, 2 * (8 + 3 * 24), 192]
 
 
 def test_every_role_stops_where_its_prompt_would_start_a_new_block():
     from engine.graph.linking import EntityLink
 
-    chat = SettingsChat(lambda _prompt: "zzz")
+    chat = ScriptedChat(lambda _prompt: "zzz")
     links = [EntityLink(name, name, "exact", 1.0) for name in ("A", "B", "C")]
     LlmTopicPruner(chat).prune("Where?", links, 3)
     LlmRelationPruner(chat).prune("Where?", "", {}, RELATIONS, 3, "combined")
     LlmReasoner(chat).reason("Where?", [], [HIT], "", final=False)
     LlmQueryReformer(chat).reform("Where?", "", [])
-    assert len(chat.settings) == 4 and all("\nQuestion:" in s.stop for s in chat.settings)
+    assert len(chat.settings_sent) == 4 and all("\nQuestion:" in s.stop for s in chat.settings_sent)
 
 
 def test_a_requery_copying_the_demos_query_falls_back_to_question_and_clue():
