@@ -5,7 +5,9 @@ token at a time (plain generation too, though one pass over the whole prompt wou
 same arithmetic with and without capture writes the same tokens, also in bf16), and stops on the same
 conditions: one of the model's own end-of-sequence tokens (the generation config's list, not only the
 tokenizer's single `eos_token_id`: Llama-3 ends a chat turn with `<|eot_id|>`), a stop string, a
-caller's own test, or the token budget. Attention, when captured, is kept for the newest query
+caller's own test, the token budget, or a loop: the same block of tokens written LOOP_REPEATS times in a
+row at the end (a small model greedily repeating "(1904–2007) (1904–2007) …" would otherwise spend its
+whole budget on it; at temperature 0 a block repeated that often is never left again). Attention, when captured, is kept for the newest query
 position only: layers × heads × prompt length, never L². Each generated token's own row is kept (the
 query at that token, so the last one is fed once more), apart from the last prompt position's row: the
 latter is a template token, not something the model wrote.
@@ -19,6 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+LOOP_REPEATS = 4      # a block of tokens written this many times in a row at the end is a loop …
+LOOP_MAX_PERIOD = 32  # … when the block is at most this many tokens long
+LOOP_MIN_TOKENS = 12  # … and the repeats span at least this many tokens (one token 4 times is no loop)
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,7 @@ def decode(model: Any, tokenizer: Any, *, input_ids: Any = None, inputs_embeds: 
             if on_token is not None:
                 on_token(tokens)
             last = (len(tokens) >= max_new_tokens or token in eos or _hit_stop(tokenizer, tokens, stop)
-                    or (done is not None and done(tokens)))
+                    or looping(tokens) or (done is not None and done(tokens)))
             if last and not capture:
                 break
             step = torch.tensor([[token]], device=prompt.device)
@@ -119,3 +125,17 @@ def _hit_stop(tokenizer: Any, tokens: list[int], stop: Sequence[str]) -> bool:
         return False
     tail = tokenizer.decode(tokens[-16:], skip_special_tokens=True)
     return any(s and s in tail for s in stop)
+
+
+def looping(tokens: Sequence[int]) -> bool:
+    """Whether `tokens` ends in one block of at most LOOP_MAX_PERIOD tokens written LOOP_REPEATS times or
+    more in a row, the repeats spanning at least LOOP_MIN_TOKENS."""
+    for period in range(1, LOOP_MAX_PERIOD + 1):
+        repeats = max(LOOP_REPEATS, -(-LOOP_MIN_TOKENS // period))
+        span = period * repeats
+        if len(tokens) < span:
+            break
+        block = list(tokens[-period:])
+        if list(tokens[-span:]) == block * repeats:
+            return True
+    return False

@@ -202,3 +202,30 @@ def test_end_of_sequence_ids_join_the_generation_config_and_the_tokenizer():
     model = SimpleNamespace(generation_config=SimpleNamespace(eos_token_id=[7, 9]))
     assert end_of_sequence_ids(model, SimpleNamespace(eos_token_id=2)) == {2, 7, 9}
     assert end_of_sequence_ids(SimpleNamespace(), SimpleNamespace(eos_token_id=None)) == frozenset()
+
+
+@pytest.mark.parametrize(("tokens", "loops"), [
+    ([5, 1, 2, 3] * 4, True),                  # a 3-token block (with what came before) 4 times: 12 tokens
+    ([9] + [1, 2, 3, 4, 5, 6] * 4, True),
+    ([7] * 12, True),                          # one token needs 12 repeats …
+    ([7] * 11, False),                         # … 11 is no loop yet
+    ([1, 2, 3] * 3 + [1, 2], False),           # three repeats and a piece
+    (list(range(40)), False),
+    ([1, 2, 3, 4] * 3 + [9], False),           # the loop was left
+])
+def test_a_block_repeated_at_the_end_is_a_loop(tokens, loops):
+    from engine.llm.decoding import looping
+
+    assert looping(tokens) is loops
+
+
+def test_decoding_stops_once_a_greedy_model_loops(tiny_llama):
+    """The random tiny Llama falls into a repeating block within its budget; the loop stops it early."""
+    from engine.llm import hf
+    from engine.llm.decoding import decode, looping
+
+    chat = hf._load(hf.HfModelConfig(str(tiny_llama), quantization="none", device="cpu", dtype="fp32"))
+    ids = chat.tokenizer("a a a a a a a a", return_tensors="pt").input_ids
+    decoded = decode(chat.model_obj, chat.tokenizer, input_ids=ids, max_new_tokens=400)
+    assert looping(decoded.tokens) and len(decoded.tokens) < 400
+    assert not looping(decoded.tokens[:-1])  # stopped at the first token that closed the loop
