@@ -88,9 +88,14 @@ def real_workbench(demo_pack, settings, real_gguf):
     from engine.llm.hf import unload_hf_model
     from engine.runner import Workbench
 
+    import torch
+
     workbench = Workbench(demo_pack, settings, backend="hf", backend_options={"model": str(real_gguf), "device": "cpu"})
     workbench.retrieval.ensure_index()
+    before = torch.get_num_threads()
+    torch.set_num_threads(min(2, os.cpu_count() or 1))  # the only work running meanwhile: use both cores
     yield workbench
+    torch.set_num_threads(before)
     unload_hf_model()
 
 

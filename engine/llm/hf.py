@@ -20,6 +20,7 @@ from typing import Any
 
 
 from engine.errors import BackendError
+from engine.hf_imports import TRANSFORMERS_LOCK
 from engine.llm.base import register_backend, required_option
 from engine.llm.attention import attention_steps, text_title, token_segments
 from engine.llm.chat import (
@@ -368,6 +369,11 @@ def _unload_locked() -> None:
 
 
 def _load(config: HfModelConfig) -> HfChatModel:
+    with TRANSFORMERS_LOCK:
+        return _load_locked(config)
+
+
+def _load_locked(config: HfModelConfig) -> HfChatModel:
     if config.quantization not in QUANTIZATIONS:
         raise BackendError(f"unknown quantization {config.quantization!r}; allowed: {', '.join(QUANTIZATIONS)}")
     if config.device not in DEVICES:

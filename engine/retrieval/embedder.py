@@ -20,6 +20,7 @@ from langchain_core.embeddings import Embeddings
 
 from engine.cache import LruCache, Registry
 from engine.errors import BackendError
+from engine.hf_imports import TRANSFORMERS_LOCK
 
 _QUERY_CACHE_SIZE = 4096
 # texts per forward pass: a GPU is only kept busy by large batches; on CPU larger ones only cost memory
@@ -81,6 +82,10 @@ class Embedder(Embeddings):
 
     @cached_property
     def _model(self):
+        with TRANSFORMERS_LOCK:  # the app loads a chat model on another thread meanwhile
+            return self._load_model()
+
+    def _load_model(self):  # noqa: ANN202 — a MeanPoolingEncoder or a SentenceTransformer
         from transformers.utils import logging as hf_logging
 
         from engine.retrieval.mean_pooling import MeanPoolingEncoder, is_plain_mean_pooling

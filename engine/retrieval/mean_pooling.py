@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from engine.hf_imports import TRANSFORMERS_LOCK
+
 _TRANSFORMER = "sentence_transformers.models.Transformer"
 _POOLING = "sentence_transformers.models.Pooling"
 _NORMALIZE = "sentence_transformers.models.Normalize"
@@ -92,11 +94,12 @@ class _AutoModel:
     """Any transformers encoder: (last hidden state, attention mask) for a batch of texts."""
 
     def __init__(self, folder: Path, device: str):
-        from transformers import AutoModel, AutoTokenizer
+        with TRANSFORMERS_LOCK:
+            from transformers import AutoModel, AutoTokenizer
 
+            self.tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+            self.model = AutoModel.from_pretrained(str(folder), local_files_only=True).to(device).eval()
         self.device = device
-        self.tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
-        self.model = AutoModel.from_pretrained(str(folder), local_files_only=True).to(device).eval()
         self.hidden_size = int(self.model.config.hidden_size)
         self.max_length = int(self.tokenizer.model_max_length)
 

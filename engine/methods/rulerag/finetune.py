@@ -32,6 +32,7 @@ import numpy as np
 
 from engine.errors import RagscopeError
 from engine.graph.kg import KnowledgeGraph
+from engine.hf_imports import TRANSFORMERS_LOCK
 from engine.knowledge.records import Pack, Question
 from engine.retrieval.index import _embedding_text
 from engine.retrieval.query_encoder import MANIFEST, QueryEncoderManifest, finetuned_dir
@@ -154,7 +155,6 @@ def train_query_encoder(pack: Pack, settings: Settings, config: FinetuneConfig =
                         progress: StepProgress | None = None, retrieval: Retrieval | None = None) -> FinetuneResult:
     """Fine-tune a copy of the base encoder on the pack's pairs; save it with a manifest; return metrics."""
     import torch
-    from sentence_transformers import SentenceTransformer
 
     started = time.perf_counter()
     retrieval = retrieval or Retrieval(pack, settings)
@@ -172,7 +172,10 @@ def train_query_encoder(pack: Pack, settings: Settings, config: FinetuneConfig =
 
     random.seed(config.seed)
     torch.manual_seed(config.seed)
-    model = SentenceTransformer(str(base.path), device="cpu", local_files_only=True)
+    with TRANSFORMERS_LOCK:  # the app's warm-up or a model load may be importing transformers meanwhile
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(str(base.path), device="cpu", local_files_only=True)
     model.train()
     optimizer = torch.optim.AdamW(_trainable(model, config.train_layers), lr=config.lr)
     documents = torch.from_numpy(doc_vectors)  # (chunks, d), no grad

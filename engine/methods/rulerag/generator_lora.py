@@ -33,6 +33,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.hf_imports import TRANSFORMERS_LOCK
+
 log = logging.getLogger("finetune_generator_lora")
 
 TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj")
@@ -101,6 +103,11 @@ def encode_example(tokenizer, example: Example, max_length: int) -> tuple[list[i
 
 def load_lora_model(model_path: str, config: LoraTrainConfig) -> tuple[Any, Any, str]:
     """Tokenizer, LoRA-wrapped model and device; NF4 4-bit base on CUDA (QLoRA), float32 on CPU."""
+    with TRANSFORMERS_LOCK:
+        return _load_lora_model(model_path, config)
+
+
+def _load_lora_model(model_path: str, config: LoraTrainConfig) -> tuple[Any, Any, str]:
     import torch
     from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
     from transformers import AutoModelForCausalLM, AutoTokenizer
