@@ -37,14 +37,19 @@ def slow_server() -> Iterator[ChatServer]:
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory, slow_server: ChatServer) -> Iterator[str]:
-    """The app with the scripted server set up on the Models page already (its saved backends file)."""
-    home = tmp_path_factory.mktemp("streaming_home")
-    data = home / ".ragscope"
+def app_data(tmp_path_factory, slow_server: ChatServer) -> Path:
+    """The app's RAGSCOPE_HOME, with the scripted server set up on the Models page already (its saved
+    backends file)."""
+    data = tmp_path_factory.mktemp("streaming_home") / ".ragscope"
     data.mkdir()
     options = [["base_url", slow_server.url], ["model", MODEL]]
     (data / "backends.json").write_text(json.dumps({"openai": {"label": LABEL, "options": options}}))
-    with serve_app(home, data) as url:
+    return data
+
+
+@pytest.fixture(scope="module")
+def app(app_data: Path) -> Iterator[str]:
+    with serve_app(app_data.parent, app_data) as url:
         yield url
 
 
@@ -107,3 +112,26 @@ def test_a_reload_mid_run_keeps_the_run_and_shows_it_to_its_end(app, tmp_path, s
         again.goto(page.url)
         expect(again.get_by_text(f"LLM calls · question: {question}", exact=False)).to_be_visible(timeout=30_000)
         expect(again.get_by_text("is answering", exact=False)).to_have_count(0)
+
+
+def test_a_new_question_mid_run_stops_the_previous_run_and_answers_the_new_one(app, app_data, tmp_path, slow_server):
+    """Issue 23, seen with a real model: a second question asked while the first run was going started
+    beside it, unseen, sharing the one model. Now the first run stops, is saved, and the page says so."""
+    from playwright.sync_api import expect
+
+    first, second = "Where was Paul Dirac born?", "Where was Lise Meitner born?"
+    with chromium(tmp_path / "profile", 1280, 800) as browser:
+        page = browser.new_page()
+        _ask_the_server(page, app, first)
+        expect(page.get_by_text("reader is writing…")).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
+        page.get_by_label("Question", exact=True).fill(second)
+        page.get_by_role("button", name="Run", exact=True).click()
+        expect(page.get_by_text("Stopped the Vanilla RAG run on the previous question", exact=False)).to_be_visible(
+            timeout=30_000)
+        expect(page.get_by_role("heading", name="Answer")).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
+        expect(page.get_by_text(f"LLM calls · question: {second}", exact=False)).to_be_visible()
+        page.screenshot(path=str(ARTIFACTS / "explore_after_a_question_mid_run.png"))
+    from engine.runs import RunStore
+
+    stopped = next(r for r in RunStore(app_data / "runs.sqlite3").list() if r.question == first)  # kept
+    assert RunStore(app_data / "runs.sqlite3").get(stopped.id).answer is None  # stopped before it answered

@@ -6,6 +6,8 @@ the step-through view of its rounds spans the page below them.
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 import ui_state
@@ -99,6 +101,15 @@ def _params_line(params: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in params.items()) or "the method's defaults"
 
 
+def _stop_previous(run: Any) -> None:
+    """A new question while this session's run is still going: the user has moved on, so that run stops
+    (and is saved with its steps so far) instead of sharing the model with the new one unseen."""
+    if run is None or run.finished:
+        return
+    run.stop()
+    st.toast(f"Stopped the {run.method.label} run on the previous question; its steps so far are in History.")
+
+
 def _finish(run) -> None:
     """Show the finished run (saved to History by the run itself when it ended) and redraw: the page then
     shows it once, in the step-through view, with its question, method and parameters in the boxes (a box
@@ -147,6 +158,7 @@ with controls:
     run_col, stop_col = st.columns(2)
     asked = run_col.button("Run", type="primary", key="explore.run", width="stretch")
     if asked:
+        _stop_previous(ui_state.live_run())
         qid = next((q.id for q in pack.questions if q.question == " ".join(question.split())), "")
         try:
             started = workbench.start(question, method, params, question_id=qid)
