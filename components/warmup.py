@@ -12,6 +12,8 @@ def _status_line(warmup: Warmup) -> None:
     status = warmup.status
     if status.error:
         st.caption(f":material/error: Preparing failed ({md_text(status.error)}); the first question will retry.")
+    elif status.done and status.elapsed_s < 1:  # another model or pack over what an earlier warm-up loaded
+        st.caption(":material/check_circle: Ready: index, tools and methods were already warm.")
     elif status.done:
         st.caption(f":material/check_circle: Ready: index, tools and methods warmed in {status.elapsed_s:.0f} s.")
     else:
