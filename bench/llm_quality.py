@@ -31,6 +31,7 @@ SHIPPED = {"demo": ROOT / "assets" / "packs" / "demo", "geo": ROOT / "assets" / 
 METHODS = ("vanilla", "rulerag", "hybrid", "r2ag", "ras", "tog2")
 
 sys.path.insert(0, str(ROOT))
+from engine.evaluation.runner import QuestionResult, aggregate  # noqa: E402
 from engine.trace import ErrorStep, LlmCallStep, Trace  # noqa: E402
 
 
@@ -92,6 +93,7 @@ class Row:
     output_tokens: float
     seconds: float
     over_budget: str
+    finished: bool = True  # False: the questions an unfinished evaluation has answered so far
 
 
 def unparsed_calls(trace: Trace) -> int:
@@ -107,10 +109,23 @@ def unparsed_calls(trace: Trace) -> int:
     return len(unparsed)
 
 
-def row(method: str, folder: Path) -> Row:
-    overall = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))[method]["overall"]
-    traces = [Trace.from_json(line) for line in (folder / "traces.jsonl").read_text(encoding="utf-8").splitlines()
-              if line.strip()]
+def row(method: str, folder: Path) -> Row | None:
+    """The finished evaluation's row; else, while it runs (or after it was stopped), a row of the questions
+    its journal holds so far, marked unfinished; None when neither exists."""
+    journal = folder.parent / f".{folder.name}.journal" / "results.jsonl"
+    if (folder / "metrics.json").is_file():
+        overall = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))[method]["overall"]
+        traces = [Trace.from_json(line) for line in _lines(folder / "traces.jsonl")]
+        finished = True
+    elif journal.is_file():
+        entries = [json.loads(line) for line in _lines(journal)]
+        if not entries:
+            return None
+        overall = aggregate([QuestionResult(**e["result"]) for e in entries])
+        traces = [Trace.from_dict(e["trace"]) for e in entries]
+        finished = False
+    else:
+        return None
     calls = [[s for s in t.steps if isinstance(s, LlmCallStep)] for t in traces]
     fallbacks = sum(unparsed_calls(t) for t in traces)
     n_calls = sum(len(c) for c in calls)
@@ -125,13 +140,17 @@ def row(method: str, folder: Path) -> Row:
                calls=n_calls / n, prompt_tokens=sum(c.tokens_in for m in calls for c in m) / n,
                output_tokens=sum(c.tokens_out for m in calls for c in m) / n,
                seconds=statistics.median(t.totals.latency_ms for t in traces) / 1000 if traces else 0.0,
-               over_budget=over)
+               over_budget=over, finished=finished)
+
+
+def _lines(path: Path) -> list[str]:
+    return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def table(pack: str, rows: list[Row]) -> str:
     head = ("| method | n | EM | F1 | CRAG | refused | parse fallbacks / call | calls / q | prompt tok / q "
             "| output tok / q | s / q (median) | over paper's budget |\n|" + "---|" * 12)
-    lines = [f"| {r.method} | {r.n} | {r.em:.2f} | {r.f1:.2f} | {r.crag:+.2f} | {r.refused:.0%} | "
+    lines = [f"| {r.method} | {r.n}{'' if r.finished else ' (unfinished)'} | {r.em:.2f} | {r.f1:.2f} | {r.crag:+.2f} | {r.refused:.0%} | "
              f"{r.fallback_rate:.0%} | {r.calls:.1f} | {r.prompt_tokens:,.0f} | {r.output_tokens:,.0f} | "
              f"{r.seconds:.1f} | {r.over_budget or '–'} |" for r in rows]
     return f"**{pack}**\n\n{head}\n" + "\n".join(lines)
@@ -146,7 +165,8 @@ def main() -> int:
     parser.add_argument("--packs", default="demo,geo,hotpot")
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--limit", type=int, default=30, help="questions per pack (the first N)")
-    parser.add_argument("--report-only", action="store_true", help="print the table of what has finished")
+    parser.add_argument("--report-only", action="store_true",
+                        help="print the table of what has run (an unfinished evaluation: its questions so far)")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     model_name = Path(args.model).stem if args.backend == "hf" else args.model.replace("/", "_")
@@ -156,8 +176,8 @@ def main() -> int:
             out = OUT / model_name / f"{pack}-{args.limit}" / method
             if not args.report_only:
                 run_eval(args, pack_folder(pack), method, out)
-            if (out / "metrics.json").is_file():
-                rows.append(row(method, out))
+            if (found := row(method, out)) is not None:
+                rows.append(found)
         print(table(f"{pack} — {args.backend}: {model_name}, first {args.limit} questions", rows) + "\n", flush=True)
     return 0
 

@@ -12,7 +12,8 @@ Spec: /work/shared/methods/tog2.md. Decisions on its §8 [decide] items that liv
   clue, which is also what the offline twin uses (no model call).
 - 8: the reasoning context is a cumulative pool of the kept entities' top chunks, re-ranked each round.
 - 9: when the depth cap is reached the last reasoning call is told to give a best-effort answer over
-  everything gathered; an early stop (no relations, no candidates) spends one such final call. LLM
+  everything gathered; an early stop (no relations, no candidates) spends one such final call. Where that
+  call still gives no answer, the reader answers over the same evidence (one more call, role "reader"). LLM
   calls with combined prune: ≤ 2D + 2 (topic prune and the initial check included), plus at most D
   re-formulations; per-entity prune adds up to (W − 1)·D.
 - 11: literal tails (years, numbers: nodes without documents) go to the reasoner as triples, but a bare
@@ -162,7 +163,8 @@ class Tog2Method(Method):
             if reasoning is None:  # nothing left to explore: one best-effort call over what was gathered
                 reasoning = tools.reasoner.reason(question, state.facts, _top(state.pool, params.k), state.clue, True)
                 yield from placed(reasoning.steps, depth)
-                yield DecisionStep(iteration=depth, title="Exploration ended", action="answer", detail=stop)
+                reasoning, forced = yield from _forced_answer(question, ctx, state, reasoning, depth)
+                yield DecisionStep(iteration=depth, title="Exploration ended", action="answer", detail=stop + forced)
                 yield _answer(reasoning, state, ctx, depth)
                 return
             if reasoning.sufficient and not _forced(reasoning, final, params):
@@ -171,9 +173,10 @@ class Tog2Method(Method):
                 yield _answer(reasoning, state, ctx, depth)
                 return
             if final:
+                reasoning, forced = yield from _forced_answer(question, ctx, state, reasoning, depth)
                 yield DecisionStep(iteration=depth, title="Depth cap reached", action="depth_cap",
                                    detail=f"depth cap D={params.depth} reached; best-effort answer from every "
-                                   "triple and chunk gathered")
+                                   "triple and chunk gathered" + forced)
                 yield _answer(reasoning, state, ctx, depth)
                 return
             state = yield from _carry_on(question, tools, state, reasoning, depth)
@@ -295,6 +298,21 @@ def _hits(items: Sequence[ScoredChunk]) -> tuple[Hit, ...]:
     return tuple(Hit(doc_id=s.chunk.doc_id, chunk_id=s.chunk.id, title=s.chunk.title, text=s.chunk.text,
                      score=s.score, rank=rank, retriever="tog2", provenance=s.entity)
                  for rank, s in enumerate(items, start=1))
+
+
+def _forced_answer(question: str, ctx: RunContext, state: _State, reasoning: Reasoning,
+                   depth: int) -> Iterator[Step]:
+    """Spec §8 item 9: a forced final answer over all gathered evidence. A model told that this is the last
+    round may still answer {No} (SmolLM2-135M did on 18 of 18 demo questions, so every run was refused);
+    then the reader answers from the triples and chunks gathered, with no {No} to choose. Returns the
+    reasoning to answer with and what to add to the ending decision. The offline reasoner already reads
+    with the pack's reader at the cap, so it is not asked twice."""
+    if reasoning.sufficient or ctx.tools.backend == "offline":
+        return reasoning, ""
+    reading = ctx.tools.reader.read(question, _top(state.pool, ctx.params.k), state.facts)
+    yield from placed(reading.steps, depth)
+    return Reasoning(not reading.refused, reading), "; the last reasoning call gave no answer, so the reader " \
+        "answered from them (a forced final answer)"
 
 
 def _answer(reasoning: Reasoning, state: _State, ctx: RunContext, depth: int) -> Step:

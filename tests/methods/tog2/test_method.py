@@ -126,6 +126,8 @@ def llm_run(pack: Pack, settings, reply, question: str = MENTOR, **params) -> Tr
 def never_sure(prompt: str) -> str:
     if "Available Relations" in prompt:
         return "Entity 1: x\n1. {doctoral_advisor (Score: 8)}: a\n2. {born_in (Score: 6)}: b"
+    if prompt.startswith("Answer the question using only the numbered evidence"):  # the reader
+        return "Answer: I don't know\nEvidence: 1"
     return "{No} {still missing}"
 
 
@@ -133,8 +135,9 @@ def never_sure(prompt: str) -> str:
 def test_llm_calls_stay_within_the_papers_bound(settings, mode, bound):
     trace = llm_run(two_hop_pack(), settings, never_sure, prune_mode=mode)
     roles = [s.role for s in trace.steps if isinstance(s, LlmCallStep)]
-    assert len([r for r in roles if r != "query re-formulation"]) <= bound  # initial check included
+    assert len([r for r in roles if r not in ("query re-formulation", "reader")]) <= bound  # initial check included
     assert roles.count("query re-formulation") <= 3  # at most one per {No} before the cap (D)
+    assert roles.count("reader") <= 1 and roles[-1] == "reader"  # the forced final answer, once, last
     assert isinstance(trace.steps[-1], AnswerStep) and trace.steps[-1].refused
     assert any(isinstance(s, DecisionStep) and s.action == "depth_cap" for s in trace.steps) or \
         any(isinstance(s, DecisionStep) and "no " in s.detail for s in trace.steps)
@@ -163,8 +166,23 @@ def test_reaching_the_depth_cap_is_said_in_a_decision(settings):
     trace = llm_run(two_hop_pack(), settings, never_sure, depth=1)
     cap = trace.steps[-2]
     assert isinstance(cap, DecisionStep) and cap.action == "depth_cap" and "cap" in cap.detail
-    # initial check, its re-formulation, then the one round's relation prune and (final) reasoning
-    assert trace.answer.refused and trace.totals.llm_calls == 4
+    # initial check, its re-formulation, the one round's relation prune and (final) reasoning, which says {No}
+    # again: the reader's forced final answer (spec §8 item 9), said in the decision
+    assert trace.answer.refused and trace.totals.llm_calls == 5
+    assert [s.role for s in trace.steps if isinstance(s, LlmCallStep)][-2:] == ["reasoning", "reader"]
+    assert "forced final answer" in cap.detail
+
+
+def test_a_last_reasoning_call_that_still_says_no_is_followed_by_the_readers_forced_answer(settings):
+    """SmolLM2-135M answered {No} to the last round's best-effort prompt on 18 of 18 demo questions."""
+    def reply(prompt: str) -> str:
+        if prompt.startswith("Answer the question using only the numbered evidence"):
+            return "Answer: Carlow\nEvidence: 1"
+        return never_sure(prompt)
+
+    trace = llm_run(two_hop_pack(), settings, reply, depth=1)
+    assert trace.answer.text == "Carlow" and not trace.answer.refused
+    assert trace.steps[-2].action == "depth_cap"
 
 
 def test_the_initial_check_answers_a_one_hop_demo_question_at_iteration_0(demo_workbench, demo_pack):
