@@ -7,7 +7,7 @@ match names here, so a sentence or a name means the same thing wherever it is re
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 # words keep inner apostrophes and hyphens ("O'Neill", "Jean-Marie") but not a possessive 's
 WORD = re.compile(r"(?<!['’])\w+(?:['’](?!s\b)\w+|-\w+)*")
@@ -66,3 +66,9 @@ def name_pattern(names: Iterable[str], min_length: int = 3) -> re.Pattern[str] |
     if not ordered:
         return None
     return re.compile(r"(?<!\w)(" + "|".join(re.escape(n) for n in ordered) + r")(?!\w)", re.IGNORECASE)
+
+
+def contains_run(longer: Sequence[str], shorter: Sequence[str]) -> bool:
+    """Whether `shorter` occurs in `longer` as consecutive items (word lists or tuples, of one kind)."""
+    n = len(shorter)
+    return any(longer[i: i + n] == shorter for i in range(len(longer) - n + 1))

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.text import STOPWORDS, WORD, words
+from engine.text import STOPWORDS, WORD, contains_run, words
 from engine.tools.base import AnswerType, echoes_question
 from engine.tools.llm_call import error_step
 from engine.tools.offline_classifier import OfflineQuestionClassifier
@@ -126,8 +126,7 @@ def copied_example(answer: str, template: str, given: str) -> bool:
     said = words(answer)
     content = {w for w in said if w not in STOPWORDS}
     fixed, known = words(template), set(words(given))
-    copied = any(fixed[i: i + len(said)] == said for i in range(len(fixed) - len(said) + 1))
-    return bool(content) and copied and 2 * len(content - known) >= len(content)
+    return bool(content) and contains_run(fixed, said) and 2 * len(content - known) >= len(content)
 
 
 def hop_not_taken(question: str, answer: str) -> bool:
@@ -146,7 +145,7 @@ def _echoes_question(said: list[str], question: str) -> bool:
     is not one of its options (the question or its list of options handed back). 'X was older than Y'
     uses only the question's names too, but says which: that is an answer."""
     asked = words(question)
-    if len(asked) > MIN_ECHO_WORDS and _contains(said, asked):
+    if len(asked) > MIN_ECHO_WORDS and contains_run(said, asked):
         return True  # the whole question, with or without more after it
     if len(said) <= MIN_ECHO_WORDS or said[0] in _YES_NO or not _in_order(said, asked):
         return False
@@ -172,12 +171,9 @@ def _instruction_fragments(instructions: str) -> list[list[str]]:
 
 
 def _echoes_fragment(said: list[str], fragment: list[str]) -> bool:
-    return _contains(said, fragment) or (len(said) >= MIN_ECHO_WORDS and _contains(fragment, said))
+    return contains_run(said, fragment) or (len(said) >= MIN_ECHO_WORDS and contains_run(fragment, said))
 
 
-def _contains(longer: list[str], shorter: list[str]) -> bool:
-    n = len(shorter)
-    return any(longer[i: i + n] == shorter for i in range(len(longer) - n + 1))
 
 
 def _longest_common_run(a: list[str], b: list[str]) -> int:

@@ -12,7 +12,7 @@ import itertools
 import re
 from collections.abc import Iterable
 
-from engine.text import words
+from engine.text import contains_run, words
 
 _REFUSAL = re.compile(
     r"^(?:unknown|none given|n/?a)\W*$|^not (?:known|mentioned|given|stated|provided|specified|available)\b"
@@ -40,7 +40,7 @@ def without_copies(text: str, instructions: Iterable[str]) -> str:
     kept = []
     for line in (text or "").splitlines():
         said = _tokens(_BULLET.sub("", line.strip()))
-        if len(said) >= MIN_COPY_WORDS and any(_inside(said[:MIN_COPY_WORDS], rule) for rule in told):
+        if len(said) >= MIN_COPY_WORDS and any(contains_run(rule, said[:MIN_COPY_WORDS]) for rule in told):
             continue
         kept.append(line)
     return "\n".join(kept)
@@ -91,9 +91,3 @@ def first_answer(body: str) -> str:
 
 def _tokens(text: str) -> tuple[str, ...]:
     return tuple(words(text or ""))
-
-
-def _inside(part: tuple[str, ...], whole: tuple[str, ...]) -> bool:
-    """`part` occurs as a run of consecutive words in `whole`."""
-    n = len(part)
-    return 0 < n <= len(whole) and any(whole[i:i + n] == part for i in range(len(whole) - n + 1))

@@ -6,14 +6,14 @@ import math
 import re
 from dataclasses import replace
 
-from engine.text import STOPWORDS
+from engine.text import STOPWORDS, contains_run
 from engine.tools.offline_reader.context import Context, fmt
 from engine.tools.offline_reader.lexicon import (
     CONNECTORS, DEMONYM_NOUNS, GEO_WORDS, INSTITUTION_WORDS, NUMBER_WORDS, PLACE_CUES, SCALES,
     SUBJECT_PRONOUNS, UNITS,
 )
 from engine.tools.offline_reader.names import (
-    Gazetteer, contains, gap_ok, is_capitalised, key_of, named_spans, span_text,
+    Gazetteer, gap_ok, is_capitalised, key_of, named_spans, span_text,
 )
 from engine.tools.offline_reader.records import Occurrence, Sentence, Tally
 from engine.tools.offline_reader.sentences import bare_title, word_stem
@@ -264,7 +264,7 @@ def _merge_partial_names(tallies: list[Tally]) -> list[Tally]:
         words = short.key.split()
         longer = [
             t for k, t in by_key.items()
-            if k != short.key and len(k.split()) > len(words) and contains(k.split(), words)
+            if k != short.key and len(k.split()) > len(words) and contains_run(k.split(), words)
         ]
         if longer and short.key in by_key:
             target = max(longer, key=lambda t: t.total)

@@ -166,6 +166,3 @@ def key_of(text: str) -> str:
     return " ".join(words)
 
 
-def contains(longer: list[str], shorter: list[str]) -> bool:
-    n = len(shorter)
-    return any(longer[i: i + n] == shorter for i in range(len(longer) - n + 1))

@@ -8,9 +8,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from engine.knowledge.records import Triple
-from engine.text import STOPWORDS, WORD, split_sentences as _split
+from engine.text import STOPWORDS, WORD, contains_run, split_sentences as _split
 from engine.tools.offline_reader.lexicon import IRREGULAR, SUBJECT_PRONOUNS, lower_words
-from engine.tools.offline_reader.names import capitalised_spans, contains
+from engine.tools.offline_reader.names import capitalised_spans
 from engine.tools.offline_reader.records import Sentence
 from engine.trace import Hit
 
@@ -178,7 +178,7 @@ def link_titles(sentences: list[Sentence]) -> list[Sentence]:
         words = lower_words(bare_title(title))
         if not words or all(w in STOPWORDS for w in words):
             continue
-        linked = [s.score for s in sentences if s.title != title and contains(list(s.lowered), words)]
+        linked = [s.score for s in sentences if s.title != title and contains_run(list(s.lowered), words)]
         if linked:
             links[title] = max(linked)
     if not links:

@@ -7,7 +7,7 @@ import pytest
 
 from engine.knowledge.records import Triple
 from engine.methods.ras.base import Round
-from engine.methods.ras.llm import LlmAnswerer, LlmExtractor, LlmPlanner, parse_plan, parse_triples, supported
+from engine.methods.ras.llm import LlmAnswerer, LlmExtractor, LlmPlanner, parse_triples, supported
 from engine.methods.ras.query_graph import GraphTriple, QueryGraph
 from engine.tools.base import IDK
 from engine.trace import DecisionStep, ErrorStep, Hit, LlmCallStep, RetrievalStep
@@ -17,20 +17,6 @@ from methods.ras.test_method import MENTOR, llm_run, two_hop_pack
 QUESTION = "Where was Bruno Kessler born?"
 PASSAGE = Hit("h2", "h2#0", "Bruno Kessler", "Bruno Kessler is a physicist. He was born in Carlow.", 1.0, 1)
 BORN = GraphTriple("Bruno Kessler", "born in", "Carlow", 1, QUESTION, "h2#0", "h2")
-
-
-@pytest.mark.parametrize("text, expected", [
-    # SmolLM2-135M, round 0: the template's 'Output:' label first, then a plan, then more labels
-    ("Output:\n[SUBQ] Where was Bruno Kessler born?", ("subq", "Where was Bruno Kessler born?", True)),
-    ("[SUBQ]\nWhere was Bruno Kessler born?", ("subq", "Where was Bruno Kessler born?", True)),
-    # round 1: the instruction's tokens listed, each after a copied label: no sub-query in it
-    ("Output [SUBQ]\nOutput [SUFFICIENT]\nOutput [NO_RETRIEVAL]", ("", "", False)),
-    ("[SUBQ] Output:", ("", "", False)),
-    ("[SUBQ]\n[SUFFICIENT]", ("", "", False)),
-    ("[SUBQ] Output of the Bruno Kessler lab?", ("subq", "Output of the Bruno Kessler lab?", True)),
-])
-def test_the_subquery_is_the_rest_of_the_subq_line_never_a_copied_label(text, expected):
-    assert parse_plan(text) == expected
 
 
 def test_a_plan_listing_the_tokens_is_a_fallback_to_sufficient_never_a_retrieval_for_a_label():

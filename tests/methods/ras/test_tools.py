@@ -26,8 +26,17 @@ RELATIONS = ("born_in", "doctoral_advisor", "employer", "birth_year")
     ("[SUBQ]", ("", "", False)),
     ("", ("", "", False)),
     ("garbage output", ("", "", False)),
+    # SmolLM2-135M, round 0: the template's 'Output:' label first, then a plan, then more labels
+    ("Output:\n[SUBQ] Where was Bruno Kessler born?", ("subq", "Where was Bruno Kessler born?", True)),
+    ("[SUBQ]\nWhere was Bruno Kessler born?", ("subq", "Where was Bruno Kessler born?", True)),
+    # round 1: the instruction's tokens listed, each after a copied label: no sub-query in it
+    ("Output [SUBQ]\nOutput [SUFFICIENT]\nOutput [NO_RETRIEVAL]", ("", "", False)),
+    ("[SUBQ] Output:", ("", "", False)),
+    ("[SUBQ]\n[SUFFICIENT]", ("", "", False)),
+    ("[SUBQ] Output of the Bruno Kessler lab?", ("subq", "Output of the Bruno Kessler lab?", True)),
 ])
 def test_planner_parse(text, expected):
+    """The sub-query is the rest of the [SUBQ] line (or the next), never a label the model copied."""
     assert parse_plan(text) == expected
 
 
