@@ -28,6 +28,11 @@ class Settings:
         return self.home / "chroma"
 
     @property
+    def packs(self) -> Path:
+        """Packs built in the app (uploads, mined-rule copies) and by `ingest`, beside the bundled ones."""
+        return self.home / "packs"
+
+    @property
     def runs_db(self) -> Path:
         return self.home / "runs.sqlite3"
 

@@ -1,0 +1,154 @@
+"""Asking questions: the methods on offer, starting a run on a pack's workbench, saving what it ends with,
+replaying a saved one, grading it against the pack's gold answers.
+
+The CLI's `ask` and the pages (Explore, Compare, the tour, History) share this one way of doing each job;
+the pages import runs only from here, never the runner, the store or the method registry themselves.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from engine.evaluation.compare import answer_evidence, shared_evidence, trace_overlap
+from engine.evaluation.metrics import AnswerScores, grade_trace, verdict
+from engine.knowledge.records import Pack
+from engine.live import Partial
+from engine.methods.base import METHODS, method_ids
+from engine.methods.plugins import load_plugins
+from engine.params import ParamSpec, param_specs
+from engine.runner import Run, Workbench
+from engine.runs import RunStore, RunSummary
+from engine.settings import Settings
+from engine.tour import Tour
+from engine.trace import Trace
+from engine.warmup import Warmup
+
+__all__ = [
+    "AnswerScores", "LiveRuns", "MethodInfo", "Partial", "Run", "RunStore", "RunSummary", "Tour", "Warmup",
+    "Workbench", "answer_evidence", "finish", "grade", "label", "method_choices", "method_info", "new_tour",
+    "open_store", "open_workbench", "pack_question_id", "plugin_problems", "replay", "shared_evidence", "start",
+    "trace_overlap", "verdict", "warm_up",
+]
+
+
+# ---- the methods on offer --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MethodInfo:
+    """What a page shows of a method: its names, where it comes from, and its parameter schema."""
+
+    id: str
+    label: str
+    description: str
+    paper: str
+    params: tuple[ParamSpec, ...]
+
+
+def method_choices() -> tuple[str, ...]:
+    """Every registered method id (built-in, then the user's plugins), in the registry's order."""
+    return method_ids()
+
+
+def method_info(method_id: str) -> MethodInfo:
+    cls = METHODS[method_id]
+    return MethodInfo(method_id, cls.label, cls.description, cls.paper, param_specs(cls.Params))
+
+
+def label(method_id: str) -> str:
+    """The method's label, or its id for a method this process does not know (a saved run of a plugin)."""
+    return METHODS[method_id].label if method_id in METHODS else method_id
+
+
+def plugin_problems() -> tuple[str, ...]:
+    """Why each of the user's plugins that failed to load was left out."""
+    return tuple(str(problem) for problem in load_plugins().problems)
+
+
+# ---- asking ------------------------------------------------------------------------------------------
+
+
+def open_workbench(pack: Pack, settings: Settings | None = None, backend: str = "offline",
+                   options: dict[str, Any] | None = None) -> Workbench:
+    """One pack with one backend: its retrieval and tools are built once and shared by every run on it."""
+    return Workbench(pack, settings, backend=backend, backend_options=options)
+
+
+def pack_question_id(pack: Pack, question: str) -> str:
+    """The id of the pack's question with this text (spaces normalised), else "" (a question of one's own)."""
+    asked = " ".join(question.split())
+    return next((q.id for q in pack.questions if q.question == asked), "")
+
+
+def start(workbench: Workbench, question: str, method: str, params: dict[str, Any] | None = None, *,
+          question_id: str = "") -> Run:
+    """A run ready to execute; a question or parameters that cannot be asked raise here, before any work."""
+    return workbench.start(question, method, params, question_id=question_id)
+
+
+def finish(run: Run, store: RunStore) -> Trace:
+    """Execute `run` to its end in this thread and save it to History."""
+    for _ in run:
+        pass
+    store.save(run.trace)
+    return run.trace
+
+
+class LiveRuns:
+    """The runs still going in this process, by id: each is saved to History when it ends, even when the
+    page that started it was reloaded or closed, and until then a reloaded page finds it here."""
+
+    def __init__(self, store: RunStore):
+        self.store = store
+        self._running: dict[str, Run] = {}
+        self._lock = threading.Lock()
+
+    def launch(self, run: Run) -> None:
+        """Start `run` in its own thread."""
+        def ended(trace: Trace) -> None:
+            try:
+                self.store.save(trace)
+            finally:  # a failed save (a full disk) must not leave the run listed as going forever
+                with self._lock:
+                    self._running.pop(trace.id, None)
+
+        with self._lock:
+            self._running[run.head.id] = run
+        run.start(on_end=ended)
+
+    def get(self, run_id: str) -> Run | None:
+        """The run with this id if it is still going in this process, else None."""
+        with self._lock:
+            return self._running.get(run_id)
+
+
+# ---- saved runs --------------------------------------------------------------------------------------
+
+
+def open_store(settings: Settings) -> RunStore:
+    return RunStore(settings.runs_db)
+
+
+def replay(text: str, name: str) -> Trace:
+    """A trace file read back (RagscopeError naming `name` and the problem when it is not one)."""
+    return Trace.from_json(text, name)
+
+
+def grade(trace: Trace, pack: Pack) -> tuple[tuple[str, ...], AnswerScores | None]:
+    """The gold answers and the answer's scores when the run asked one of `pack`'s questions; ((), None) else."""
+    return grade_trace(trace, pack)
+
+
+# ---- background work on a workbench --------------------------------------------------------------------
+
+
+def warm_up(workbench: Workbench) -> Warmup:
+    """Prepare the workbench in the background (index, encoder, tools, each method once)."""
+    return Warmup(workbench).start()
+
+
+def new_tour(workbench: Workbench, store: RunStore) -> Tour:
+    """A demo tour over every method, its stops saved to History as they are chosen (not started yet)."""
+    return Tour(workbench, method_ids(), save=store.save)
