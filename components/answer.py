@@ -3,25 +3,52 @@ pack questions, the gold answers with EM/F1.
 
 ✓ and ✗ are said only against a gold answer, by exact match (F1 shown beside it); without one the
 card says so. An offline answer's confidence is calibrated (engine.calibration: the chance that
-such an answer is right), so it is shown as a percentage; a refusal below `min_confidence` shows the
-best guess it held back (its title says it). A model's own confidence is not calibrated and not shown.
+such an answer is right), so it is shown as a percentage; a refusal below the run's `min_confidence`
+(its AnswerPolicy) shows the best guess it held back, from the step's fields. A model's own confidence
+is not calibrated and not shown.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 import streamlit as st
 
 from components.safe import md_text
-from engine.evaluation.metrics import AnswerScores, verdict
 from engine.trace import AnswerStep
 
 NO_MODEL_NOTE = "offline — no language model was involved (retrieval, KG, extractive reader, calculator)"
 CONFIDENCE_HELP = ("Fitted on evaluation runs (scripts/fit_calibration.py) from what any question and answer "
                    "show: what the question asks for, the answer's form, how the retrieved text states it. "
-                   "Below the method's min_confidence the answer becomes \"I don't know\".")
+                   "Below the run's min_confidence the answer becomes \"I don't know\".")
 VERDICT_MARK = {"correct": "✓ correct", "wrong": "✗ wrong", "refused": "refused", "no gold answer": "no gold answer"}
+LEGACY_REFUSAL = "Refused: confidence"  # how a trace saved before issue 24 titled a calibration refusal
+
+
+class Scores(Protocol):
+    """What the card shows of a grade (engine.evaluation.metrics.AnswerScores has it)."""
+
+    em: float
+    f1: float
+
+
+def verdict(scores: Scores | None, refused: bool) -> str:
+    """What a page may say about one answer: 'correct' or 'wrong' only against a gold answer, by exact
+    match (DESIGN §10: word overlap is F1, shown beside it, never a tick); 'refused'; 'no gold answer'."""
+    if refused:
+        return "refused"
+    if scores is None:
+        return "no gold answer"
+    return "correct" if scores.em == 1.0 else "wrong"
+
+
+def held_back(step: AnswerStep) -> str:
+    """Why a calibration refusal refused and the best guess it held back; '' for any other answer."""
+    if step.min_confidence is not None:
+        return (f"confidence {step.confidence:.2f} is below min_confidence {step.min_confidence:.2f} "
+                f"(best guess: {step.guess[:80]!r})")
+    return step.title.removeprefix("Refused: ") if step.title.startswith(LEGACY_REFUSAL) else ""
 
 
 def producer_note(step: AnswerStep) -> str:
@@ -30,7 +57,7 @@ def producer_note(step: AnswerStep) -> str:
 
 
 def render_answer(step: AnswerStep, *, key: str, sources: Mapping[str, tuple[str, str]] | None = None,
-                  gold: Sequence[str] = (), scores: AnswerScores | None = None, explained: bool = True) -> None:
+                  gold: Sequence[str] = (), scores: Scores | None = None, explained: bool = True) -> None:
     """`sources` maps doc id → (title, text) for the citations; `scores` grade the answer against `gold`.
     `explained=False` leaves out the producer and the confidence's meaning, for a page that says them once
     above several cards."""
@@ -39,8 +66,8 @@ def render_answer(step: AnswerStep, *, key: str, sources: Mapping[str, tuple[str
         st.markdown("#### Answer")
         if judged == "refused":
             st.warning(md_text(step.text), icon=":material/help:")
-            if step.title.startswith("Refused: confidence"):
-                st.caption(md_text(step.title.removeprefix("Refused: ")))
+            if held_back(step):
+                st.caption(md_text(held_back(step)))
         elif judged == "correct":
             st.success(md_text(step.text), icon=":material/check_circle:")
         elif judged == "wrong":

@@ -1,4 +1,5 @@
-"""Method parameters: one dataclass per method whose field metadata holds bounds and help.
+"""Method parameters: one dataclass per method whose field metadata holds bounds and help; and the
+run's answer policy, which every method shares and none declares.
 
 The UI builds sliders and the CLI builds flags from these fields (STYLE 8); nothing else
 describes a method's parameters.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +51,30 @@ def build_params(params_cls: type, values: dict[str, Any] | None = None) -> Any:
         raise RagscopeError(f"unknown parameter(s) {', '.join(unknown)}; known: {', '.join(specs)}")
     kwargs = {name: _coerce(specs[name], value) for name, value in values.items()}
     return params_cls(**kwargs)
+
+
+DEFAULT_MIN_CONFIDENCE = 0.5  # answer only when right is likelier than wrong: a positive CRAG score per answer
+
+
+@dataclass(frozen=True)
+class AnswerPolicy:
+    """How a run settles its final answer, whatever the method (issue 24): an offline answer whose calibrated
+    confidence (engine.calibration) is below `min_confidence` becomes "I don't know", keeping the best guess it
+    held back. An option of the run, not of a method's `Params`; the trace's head records it, so a replay shows
+    which policy refused. Its fields are params like a method's, so the UI and the CLI build inputs from them."""
+
+    min_confidence: float = param(DEFAULT_MIN_CONFIDENCE, min=0.0, max=1.0,
+                                  help="Offline: calibrated confidence below which the answer becomes \"I don't "
+                                       "know\" (0.5: answer only when right is likelier than wrong; 0 never refuses).")
+
+
+def split_policy(values: Mapping[str, Any] | None) -> tuple[dict[str, Any], AnswerPolicy | None]:
+    """A params dict as the CLI's `-p`, a saved trace or an older form gives it → (the method's params, the
+    answer policy its policy names set, or None when it names none). `-p min_confidence=0` keeps working."""
+    names = {spec.name for spec in param_specs(AnswerPolicy)}
+    values = dict(values or {})
+    policy = {name: values.pop(name) for name in names & set(values)}
+    return values, build_params(AnswerPolicy, policy) if policy else None
 
 
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")

@@ -25,7 +25,7 @@ from engine.knowledge.records import Pack
 from engine.live import Partial, listening
 from engine.tools.bundle import ToolBundle, build_tools
 from engine.methods.base import Method, RunContext, get_method
-from engine.params import build_params
+from engine.params import AnswerPolicy, build_params, split_policy
 from engine.priority import Priority
 from engine.retrieval.suite import Retrieval, open_retrieval
 from engine.settings import Settings
@@ -77,12 +77,19 @@ class Workbench:
         return build_tools(self.backend, self.pack, self.retrieval, self.backend_options)
 
     def start(self, question: str, method: str, params: dict[str, Any] | None = None,
-              question_id: str = "", cancel: threading.Event | None = None, *, background: bool = False) -> Run:
+              question_id: str = "", cancel: threading.Event | None = None, *, background: bool = False,
+              policy: AnswerPolicy | None = None) -> Run:
         """Validate everything up front (bad input raises here), then hand back a runnable Run.
-        A `background` run (the warm-up) pauses between steps while any other run is going."""
+        A `background` run (the warm-up) pauses between steps while any other run is going. The answer
+        `policy` is the run's (default AnswerPolicy()); `params` naming `min_confidence` (the CLI's `-p`, a
+        trace saved before issue 24) still sets it."""
         text = validate_question(question, self.settings.max_question_chars)
         chosen = get_method(method)
-        built = build_params(chosen.Params, params)
+        method_params, named = split_policy(params)
+        if policy is not None and named is not None and named != policy:
+            raise RagscopeError(f"the answer policy is given twice: {policy} and, in the params, {named}; "
+                                "give it once")
+        built = build_params(chosen.Params, method_params)
         pack_question = self.pack.questions_by_id.get(question_id) if question_id else None
         ctx = RunContext(pack=self.pack, retrieval=self.retrieval, tools=self.tools, params=built,
                          cancel=cancel or threading.Event(), question=pack_question)
@@ -90,12 +97,13 @@ class Workbench:
             id=uuid.uuid4().hex[:12], question=text, method=chosen.id, backend=self.tools.backend,
             model=self.tools.model, pack=self.pack.info.name, params=to_jsonable(built),
             started=datetime.now(timezone.utc).isoformat(timespec="seconds"), question_id=question_id,
+            policy=policy or named or AnswerPolicy(),
         )
         return Run(head, chosen, ctx, calibrated=self.calibrated, priority=self.priority, background=background)
 
     def ask(self, question: str, method: str, params: dict[str, Any] | None = None,
-            question_id: str = "") -> Trace:
-        run = self.start(question, method, params, question_id)
+            question_id: str = "", *, policy: AnswerPolicy | None = None) -> Trace:
+        run = self.start(question, method, params, question_id, policy=policy)
         for _ in run:
             pass
         return run.trace
@@ -224,10 +232,10 @@ class Run:
                     self.priority.wait_turn(self.ctx.cancel)
 
     def _settled(self, answer: AnswerStep) -> AnswerStep:
-        """Offline answers get their calibrated confidence, and become refusals below `min_confidence`."""
+        """Offline answers get their calibrated confidence, and become refusals below the policy's threshold."""
         from engine.calibration import settle
 
-        return settle(answer, self.head.question, getattr(self.ctx.params, "min_confidence", None), self.steps)
+        return settle(answer, self.head.question, self.head.policy, self.steps)
 
     def _guarded(self) -> Iterator[Step]:
         """Stops and failures become steps: the user keeps everything computed so far."""

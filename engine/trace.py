@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from engine.codec import from_jsonable, loads_bounded, to_jsonable
 from engine.errors import RagscopeError
+from engine.params import AnswerPolicy
 
 SCHEMA_VERSION = 1
 Scalar = str | int | float | bool | None
@@ -221,6 +222,7 @@ class AnswerStep(Step):
     model: str = ""
     evidence: tuple[str, ...] = ()  # doc ids in the method's final reading order (DESIGN §10)
     guess: str = ""  # a calibration refusal's held-back best guess, scored for AUROC; "" otherwise
+    min_confidence: float | None = None  # the run's AnswerPolicy threshold a calibration refusal fell below
 
     def __post_init__(self) -> None:
         require_bool("refused", self.refused)
@@ -308,6 +310,7 @@ class Trace:
     steps: tuple[Step, ...] = ()
     totals: Totals = Totals()
     question_id: str = ""
+    policy: AnswerPolicy | None = None  # the run's answer policy; None in traces saved before issue 24
     schema_version: int = SCHEMA_VERSION
 
     @property

@@ -1,5 +1,5 @@
-"""Calibrated offline confidence (issue 17): the shipped model, the features, the refusal below
-min_confidence, every method's parameter, and the fitting script."""
+"""Calibrated offline confidence (issue 17): the shipped model, the features, the refusal below the run's
+min_confidence (its AnswerPolicy, issue 24), and the fitting script."""
 
 from __future__ import annotations
 
@@ -15,8 +15,7 @@ from engine.calibration.features import Statement, derived_support, statement
 from engine.calibration.model import MODEL_FILE
 from engine.knowledge.ingest import ingest_paths
 from engine.methods.base import METHODS
-from engine.methods.common import DEFAULT_MIN_CONFIDENCE
-from engine.params import param_specs
+from engine.params import DEFAULT_MIN_CONFIDENCE, AnswerPolicy, param_specs
 from engine.trace import AnswerStep, CalculationStep, DecisionStep, Edge, GraphDeltaStep, Hit, RetrievalStep
 from paths import ROOT
 from pdf_file import pdf_bytes
@@ -51,37 +50,42 @@ def test_features_are_read_from_the_question_the_answer_and_the_runs_evidence_on
 
 
 def test_below_min_confidence_an_offline_answer_becomes_a_refusal_that_names_its_best_guess():
-    refused = settle(GUESS, "When was Grace Hopper born?", 0.7, STEPS, model=HALF)
+    refused = settle(GUESS, "When was Grace Hopper born?", AnswerPolicy(0.7), STEPS, model=HALF)
     assert refused.refused and refused.text == "I don't know" and refused.confidence == 0.6
     assert refused.title == "Refused: confidence 0.60 is below min_confidence 0.70 (best guess: '1906')"
     assert refused.guess == "1906"  # kept for scoring: AUROC ranks the guess a refusal held back
-    kept = settle(GUESS, "When was Grace Hopper born?", 0.5, STEPS, model=HALF)
-    assert (kept.text, kept.refused, kept.confidence) == ("1906", False, 0.6)
-    assert not settle(GUESS, "Q?", 0.0, STEPS, model=CalibrationModel({"raw_logit": 1.0}, -30.0)).refused
+    assert refused.min_confidence == 0.7  # the card says why from the fields, never from the title
+    kept = settle(GUESS, "When was Grace Hopper born?", AnswerPolicy(0.5), STEPS, model=HALF)
+    assert (kept.text, kept.refused, kept.confidence, kept.min_confidence) == ("1906", False, 0.6, None)
+    never = CalibrationModel({"raw_logit": 1.0}, -30.0)
+    assert not settle(GUESS, "Q?", AnswerPolicy(0.0), STEPS, model=never).refused
+    assert not settle(GUESS, "Q?", None, STEPS, model=never).refused
 
 
 def test_only_offline_answers_are_calibrated_and_refusals_stay_as_they_are():
     served = AnswerStep(iteration=1, text="1906", confidence=0.2, backend="openai")
-    assert settle(served, "Q?", 0.9, STEPS, model=HALF) is served
+    assert settle(served, "Q?", AnswerPolicy(0.9), STEPS, model=HALF) is served
     refusal = AnswerStep(iteration=1, text="I don't know", refused=True, backend="offline")
-    assert settle(refusal, "Q?", 0.9, STEPS, model=HALF) is refusal
+    assert settle(refusal, "Q?", AnswerPolicy(0.9), STEPS, model=HALF) is refusal
 
 
-def test_every_built_in_method_has_min_confidence_and_a_run_records_the_calibrated_value(mini_workbench):
+def test_min_confidence_is_the_runs_policy_no_methods_param_and_a_run_records_the_calibrated_value(mini_workbench):
+    spec, = param_specs(AnswerPolicy)
+    assert (spec.name, spec.default, spec.min, spec.max) == ("min_confidence", DEFAULT_MIN_CONFIDENCE, 0.0, 1.0)
     for method in BUILT_IN:
-        spec = next(s for s in param_specs(METHODS[method].Params) if s.name == "min_confidence")
-        assert (spec.default, spec.min, spec.max) == (DEFAULT_MIN_CONFIDENCE, 0.0, 1.0)
-    trace = mini_workbench.ask("When was Grace Hopper born?", "vanilla", {"min_confidence": 0.0})
+        assert "min_confidence" not in {s.name for s in param_specs(METHODS[method].Params)}
+    trace = mini_workbench.ask("When was Grace Hopper born?", "vanilla", policy=AnswerPolicy(0.0))
     raw = type(mini_workbench)(mini_workbench.pack, mini_workbench.settings, calibrated=False).ask(
-        "When was Grace Hopper born?", "vanilla", {"min_confidence": 0.0})
+        "When was Grace Hopper born?", "vanilla", policy=AnswerPolicy(0.0))
     from engine.calibration import graph_facts, retrieved_documents
 
     expected = default_model().probability(raw.question, raw.answer.text, raw.answer.confidence,
                                            retrieved_documents(raw.steps), graph_facts(raw.steps))
     assert trace.answer.text == raw.answer.text == "1906"
     assert trace.answer.confidence == pytest.approx(expected, abs=1e-4)
-    strict = mini_workbench.ask("When was Grace Hopper born?", "vanilla", {"min_confidence": 1.0})
-    assert strict.answer.refused and "best guess: '1906'" in strict.answer.title
+    strict = mini_workbench.ask("When was Grace Hopper born?", "vanilla", policy=AnswerPolicy(1.0))
+    assert strict.answer.refused and (strict.answer.guess, strict.answer.min_confidence) == ("1906", 1.0)
+    assert strict.policy == AnswerPolicy(1.0)  # the head records what refused, for a replay
 
 
 def test_a_graph_fact_tying_the_question_to_the_answer_counts_from_the_trace():
@@ -163,7 +167,7 @@ def test_no_answer_that_no_retrieved_document_states_is_kept_at_0_8_or_more():
                             ("Who founded the Trieux boatyard?", "Yann Kerbrat"),
                             ("How many ships did Grace Hopper command?", "12")):
         step = AnswerStep(iteration=1, text=guess, confidence=0.99, backend="offline")
-        settled = settle(step, question, 0.0, STEPS)
+        settled = settle(step, question, AnswerPolicy(0.0), STEPS)
         assert settled.confidence < 0.8, (question, settled.confidence)
     assert default_model().unsupported_ceiling < 0.8
 
@@ -203,12 +207,12 @@ def test_a_span_computed_from_read_dates_escapes_the_ceiling_the_same_number_unc
         "# Kerity sail loft\n\nThe Kerity sail loft was founded in 1958 by Paul Hamon in Kerity.\n", encoding="utf-8")
     bench = Workbench(ingest_paths([tmp_path / "yards.md"], "yards"), settings, calibrated=False)
     question = "How many years passed between the founding of the Trieux boatyard and the Kerity sail loft?"
-    trace = bench.ask(question, "hybrid", {"min_confidence": 0.0})
+    trace = bench.ask(question, "hybrid", policy=AnswerPolicy(0.0))
     assert trace.answer.text == "37" and ("1958 - 1921", 37.0) in derivations(trace.steps).calculations
     ceiling = default_model().unsupported_ceiling
-    assert settle(trace.answer, question, 0.5, trace.steps).confidence > ceiling
+    assert settle(trace.answer, question, AnswerPolicy(0.5), trace.steps).confidence > ceiling
     uncomputed = [step for step in trace.steps if not isinstance(step, CalculationStep)]
-    assert settle(trace.answer, question, 0.0, uncomputed).confidence <= ceiling
+    assert settle(trace.answer, question, AnswerPolicy(0.0), uncomputed).confidence <= ceiling
 
 
 @pytest.fixture(scope="module")

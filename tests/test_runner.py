@@ -8,8 +8,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from engine.errors import QuestionError
+from engine.errors import QuestionError, RagscopeError
 from engine.methods import base
+from engine.params import AnswerPolicy
 from engine.trace import DecisionStep, RetrievalStep, Step
 
 
@@ -104,3 +105,15 @@ def test_script_inside_a_document_comes_back_as_plain_text(mini_workbench):
     trace = mini_workbench.ask("Which document mentions alert script?", "vanilla", {"retriever": "bm25"})
     texts = [h.text for h in trace.steps[0].hits]
     assert any("<script>alert('x')</script>" in t for t in texts)
+
+
+def test_min_confidence_in_the_params_still_sets_the_runs_answer_policy(mini_workbench):
+    """`-p min_confidence=0`, a trace saved before issue 24 or an older form: the policy, not a method param."""
+    trace = mini_workbench.ask("When was Grace Hopper born?", "vanilla", {"k": 3, "min_confidence": "1"})
+    assert (trace.params, trace.policy) == ({"k": 3, "retriever": "hybrid"}, AnswerPolicy(1.0))
+    assert trace.answer.refused and trace.answer.min_confidence == 1.0
+    assert mini_workbench.ask("When was Grace Hopper born?", "vanilla").policy == AnswerPolicy()
+    with pytest.raises(RagscopeError, match="given twice"):
+        mini_workbench.start("Q?", "vanilla", {"min_confidence": 0.2}, policy=AnswerPolicy(0.7))
+    with pytest.raises(RagscopeError, match=r"min_confidence=2\.0 outside"):
+        mini_workbench.start("Q?", "vanilla", {"min_confidence": 2})

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine.calibration.features import FEATURES, Derived, answer_features, derived_support, statement
+from engine.params import AnswerPolicy
 from engine.tools.base import IDK
 from engine.trace import AnswerStep, CalculationStep, DecisionStep, GraphDeltaStep, RetrievalStep, Step
 
@@ -81,20 +82,21 @@ def default_model() -> CalibrationModel:
     return CalibrationModel.from_dict(json.loads(MODEL_FILE.read_text(encoding="utf-8")))
 
 
-def settle(step: AnswerStep, question: str, min_confidence: float | None, steps: Sequence[Step] = (),
+def settle(step: AnswerStep, question: str, policy: AnswerPolicy | None, steps: Sequence[Step] = (),
            model: CalibrationModel | None = None) -> AnswerStep:
-    """An offline answer with its calibrated confidence, read from the run's `steps` so far; below
-    `min_confidence`, a refusal that keeps the best guess in its title so the user sees what was held
-    back and why."""
+    """An offline answer with its calibrated confidence, read from the run's `steps` so far; below the
+    `policy`'s min_confidence, a refusal that keeps the best guess and the threshold in their fields
+    (`guess`, `min_confidence`) so the user sees what was held back and why."""
     if step.refused or step.backend != "offline":
         return step
     model = model or default_model()
     confidence = round(model.probability(question, step.text, step.confidence, retrieved_documents(steps),
                                          graph_facts(steps), derivations(steps)), 4)
-    if min_confidence is not None and confidence < min_confidence:
+    if policy is not None and confidence < policy.min_confidence:
         return replace(step, title=f"Refused: confidence {confidence:.2f} is below min_confidence "
-                       f"{min_confidence:.2f} (best guess: {step.text[:80]!r})",
-                       text=IDK, refused=True, confidence=confidence, guess=step.text)
+                       f"{policy.min_confidence:.2f} (best guess: {step.text[:80]!r})",
+                       text=IDK, refused=True, confidence=confidence, guess=step.text,
+                       min_confidence=policy.min_confidence)
     return replace(step, confidence=confidence)
 
 

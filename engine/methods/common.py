@@ -9,20 +9,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from engine.methods.base import RunContext
 
-from engine.params import param
 from engine.tools.base import Reading
 from engine.tools.bundle import ToolBundle
 from engine.trace import AnswerStep, Hit, RetrievalStep, Step
-
-
-DEFAULT_MIN_CONFIDENCE = 0.5  # answer only when right is likelier than wrong: a positive CRAG score per answer
-
-
-def min_confidence_param() -> float:
-    """Every built-in method's refusal threshold on the calibrated confidence (engine.calibration)."""
-    return param(DEFAULT_MIN_CONFIDENCE, min=0.0, max=1.0,
-                 help="Offline: calibrated confidence below which the answer becomes \"I don't know\" "
-                      "(0.5: answer only when right is likelier than wrong; 0 never refuses).")
 
 
 def distinct_docs(hits: Sequence[Hit]) -> tuple[str, ...]:

@@ -40,7 +40,7 @@ from engine.methods.hybrid.reasoner import Decision, References
 from engine.methods.hybrid.toolkit import HybridTools, Sampling, hybrid_tools
 from engine.knowledge.records import INVALID_QUESTION
 from engine.methods.base import Method, RunContext, register
-from engine.methods.common import distinct_docs, min_confidence_param, placed
+from engine.methods.common import distinct_docs, placed
 from engine.params import param
 from engine.tools.base import IDK
 from engine.tools.offline_classifier import OfflineQuestionClassifier
@@ -74,7 +74,6 @@ class HybridParams:
                               "at the first repeated reply.")
     reason_samples: int = param(1, min=1, max=8, help="LLM: reasoning samples; any 'I don't know' wins. More pay "
                                 "only on a server that samples: a local model repeats its first sample.")
-    min_confidence: float = min_confidence_param()
 
 
 @register

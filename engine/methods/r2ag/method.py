@@ -17,7 +17,7 @@ from typing import Any
 
 from engine.errors import BackendError
 from engine.methods.base import Method, RunContext, register
-from engine.methods.common import answer_step, distinct_docs, min_confidence_param, reading_steps
+from engine.methods.common import answer_step, distinct_docs, reading_steps
 from engine.params import param
 from engine.methods.r2ag.checkpoint import CheckpointMeta, find_checkpoint, llm_identity
 from engine.methods.r2ag.features import ListFeatures, ranked_features
@@ -48,7 +48,6 @@ class R2agParams:
                                 help="Greedy decoding budget (paper: 100 new tokens); the first line is the answer.")
     max_prompt_tokens: int = param(4096, min=256, max=32768,
                                    help="Longer prompts cut document text, never a placeholder slot.")
-    min_confidence: float = min_confidence_param()
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from engine.graph.linking import entity_linker
 from engine.methods.ras.query_graph import Delta, GraphTriple, QueryGraph
 from engine.methods.base import Method, RunContext, register
-from engine.methods.common import answer_step, min_confidence_param, placed, reading_steps
+from engine.methods.common import answer_step, placed, reading_steps
 from engine.params import param
 from engine.retrieval.suite import RETRIEVER_NAMES
 from engine.methods.ras.base import Plan
@@ -40,7 +40,6 @@ class RasParams:
                                help="Offline planner: reader confidence over the graph needed for [SUFFICIENT].")
     merge_threshold: float = param(0.9, min=0.5, max=1.0,
                                    help="MiniLM cosine above which two entity names merge into one node.")
-    min_confidence: float = min_confidence_param()
 
 
 @register

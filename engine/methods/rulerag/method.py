@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 
 from engine.methods.base import Method, RunContext, register
-from engine.methods.common import answer_step, min_confidence_param, reading_steps, retrieve_and_read
+from engine.methods.common import answer_step, reading_steps, retrieve_and_read
 from engine.errors import BackendError
 from engine.params import param
 from engine.retrieval.suite import RETRIEVER_NAMES
@@ -64,7 +64,6 @@ class RuleRagParams:
     adapter: str = param("", help="hf backend only: folder of a LoRA adapter trained by "
                                   "scripts/finetune_generator_lora.py (RuleRAG-FT's generator); the rule reader "
                                   "runs with it, other calls use the base model. Empty = the base model.")
-    min_confidence: float = min_confidence_param()
 
 
 @register

@@ -42,7 +42,7 @@ from engine.methods.tog2.exploration import (
 from engine.graph.linking import EntityLink, entity_linker
 from engine.knowledge.records import Triple
 from engine.methods.base import Method, RunContext, register
-from engine.methods.common import answer_step, min_confidence_param, placed, retrieve_and_read
+from engine.methods.common import answer_step, placed, retrieve_and_read
 from engine.params import param
 from engine.retrieval.suite import RETRIEVER_NAMES
 from engine.methods.tog2.tools import (
@@ -80,7 +80,6 @@ class Tog2Params:
                                "reasoning and query re-formulation always use 0.")
     retriever: str = param("hybrid", choices=RETRIEVER_NAMES,
                            help="Text retrieval used only when no entity of the pack is found.")
-    min_confidence: float = min_confidence_param()
 
 
 @dataclass(frozen=True)

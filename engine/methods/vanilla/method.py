@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from engine.methods.base import Method, RunContext, register
-from engine.methods.common import min_confidence_param, retrieve_and_read
+from engine.methods.common import retrieve_and_read
 from engine.params import param
 from engine.retrieval.suite import RETRIEVER_NAMES
 from engine.trace import Step
@@ -17,7 +17,6 @@ class VanillaParams:
     k: int = param(5, min=1, max=30, help="How many chunks are retrieved and read.")
     retriever: str = param("hybrid", choices=RETRIEVER_NAMES,
                            help="hybrid = RRF of dense MiniLM and BM25; or either alone.")
-    min_confidence: float = min_confidence_param()
 
 
 @register

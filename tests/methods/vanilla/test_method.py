@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from engine.params import AnswerPolicy
 from engine.trace import AnswerStep, RetrievalStep
 
 
@@ -10,7 +11,7 @@ def kinds(trace):
 
 
 def test_vanilla_retrieves_once_then_answers(mini_workbench):
-    trace = mini_workbench.ask("When was Grace Hopper born?", "vanilla", {"min_confidence": 0.0})
+    trace = mini_workbench.ask("When was Grace Hopper born?", "vanilla", policy=AnswerPolicy(0.0))
     assert kinds(trace) == [("retrieval", 1), ("answer", 1)]
     retrieval, answer = trace.steps
     assert isinstance(retrieval, RetrievalStep) and len(retrieval.hits) == 5
@@ -22,10 +23,10 @@ def test_vanilla_retrieves_once_then_answers(mini_workbench):
 
 def test_vanilla_honours_k_and_retriever_params(mini_workbench):
     trace = mini_workbench.ask("Who designed the Analytical Engine?", "vanilla",
-                               {"k": 2, "retriever": "bm25", "min_confidence": 0.0})
+                               {"k": 2, "retriever": "bm25"}, policy=AnswerPolicy(0.0))
     retrieval = trace.steps[0]
     assert len(retrieval.hits) == 2 and retrieval.retriever == "bm25"
-    assert trace.params == {"k": 2, "retriever": "bm25", "min_confidence": 0.0}
+    assert (trace.params, trace.policy) == ({"k": 2, "retriever": "bm25"}, AnswerPolicy(0.0))
 
 
 def test_vanilla_on_the_demo_pack_answers_a_factoid_with_a_citation(demo_workbench, demo_pack):
