@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from components.safe import md_text
+from components.steps import saved_kind
 from engine.trace import Step
 
 STEP_CAPTIONS: dict[str, str] = {
@@ -25,5 +27,14 @@ STEP_CAPTIONS: dict[str, str] = {
 def round_story(steps: Sequence[Step]) -> list[str]:
     """One plain sentence per kind of step in a round, in the order they first happened: what a presenter
     reads aloud. Labels, scores and routes stay with the steps themselves (shown on request)."""
-    kinds = dict.fromkeys(step.kind for step in steps)
-    return [STEP_CAPTIONS[kind] for kind in kinds if kind in STEP_CAPTIONS]
+    first: dict[str, Step] = {}
+    for step in steps:
+        first.setdefault(saved_kind(step), step)
+    return [STEP_CAPTIONS.get(kind) or generic_caption(step) for kind, step in first.items()]
+
+
+def generic_caption(step: Step) -> str:
+    """A kind without a sentence of its own (one added later, or from a newer version) is named by its step,
+    so the story still mentions it; its details are in the round's steps."""
+    name = step.title or saved_kind(step).replace("_", " ")
+    return f"The method also recorded “{md_text(name)}”; the details show what it holds."

@@ -1,8 +1,14 @@
-"""Dispatch: one renderer per step kind; an unknown kind is shown as raw JSON, never rejected."""
+"""Dispatch: one renderer per step kind; any other kind is drawn from its fields, never rejected.
+
+A kind added to `engine.trace` shows in the UI before anyone writes its `render_<kind>` (DESIGN §1), and a
+kind from a newer version (an `UnknownStep`) opens as saved (STYLE 21).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import fields
+from typing import Any
 
 import streamlit as st
 
@@ -17,7 +23,8 @@ from components.graph_delta import render_graph_delta
 from components.llm_call import render_llm_call
 from components.retrieval import render_retrieval
 from components.rules import render_rules_matched
-from engine.trace import Step, step_to_dict
+from components.safe import md_text
+from engine.trace import Step, UnknownStep, step_to_dict
 
 RENDERERS: dict[str, Callable[..., None]] = {
     "rules_matched": render_rules_matched,
@@ -34,10 +41,35 @@ RENDERERS: dict[str, Callable[..., None]] = {
 }
 
 
+HEADER = frozenset({"kind", *(f.name for f in fields(Step))})
+Scalar = str | int | float | bool | None
+
+
 def render_step(step: Step, *, key: str) -> None:
-    renderer = RENDERERS.get(step.kind)
-    if renderer is None:
-        with st.expander(f"{step.kind}: {step.title} (shown as saved: this version cannot draw it)"):
-            st.json(step_to_dict(step))
+    RENDERERS.get(step.kind, render_generic)(step, key=key)
+
+
+def saved_kind(step: Step) -> str:
+    """The kind as saved: a step this version does not know keeps its own name, not "unknown"."""
+    return step.original_kind if isinstance(step, UnknownStep) else step.kind
+
+
+def render_generic(step: Step, *, key: str) -> None:
+    """One line per scalar field, a table per list of flat records, JSON for anything else; all of it as text."""
+    note = " (shown as saved: this version cannot draw it)" if isinstance(step, UnknownStep) else ""
+    with st.expander(f"{md_text(saved_kind(step))}: {md_text(step.title)}{note}"):
+        for name, value in step_to_dict(step).items():
+            if name not in HEADER:
+                _render_field(name, value)
+
+
+def _render_field(name: str, value: Any) -> None:
+    if isinstance(value, Scalar):
+        st.markdown(f"**{md_text(name)}:** {md_text(str(value))}")
         return
-    renderer(step, key=key)
+    st.markdown(f"**{md_text(name)}**")
+    if isinstance(value, list) and value and all(isinstance(v, dict) and all(isinstance(x, Scalar) for x in v.values())
+                                                 for v in value):
+        st.dataframe(value, hide_index=True)
+    else:
+        st.json(value)

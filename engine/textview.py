@@ -1,6 +1,14 @@
-"""Plain-text rendering of steps for the terminal (the CLI's `ask` output)."""
+"""Plain-text rendering of steps for the terminal (the CLI's `ask` output).
+
+A kind without its own lines here is printed from its fields, so a new step kind shows in `ask` the day its
+dataclass is added to `engine.trace` (DESIGN §1: a new kind is its dataclass plus its renderer).
+"""
 
 from __future__ import annotations
+
+import json
+from dataclasses import fields
+from typing import Any
 
 from engine.trace import (
     AnswerStep,
@@ -15,7 +23,11 @@ from engine.trace import (
     RetrievalStep,
     RulesMatchedStep,
     Step,
+    UnknownStep,
+    step_to_dict,
 )
+
+HEADER = frozenset({"kind", *(f.name for f in fields(Step))})
 
 
 def _clip(text: str, width: int = 100) -> str:
@@ -23,8 +35,18 @@ def _clip(text: str, width: int = 100) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+def step_kind(step: Step) -> str:
+    """The kind as saved: a step this version does not know keeps its own name, not "unknown"."""
+    return step.original_kind if isinstance(step, UnknownStep) else step.kind
+
+
+def step_payload(step: Step) -> dict[str, Any]:
+    """A step's own fields as JSON values, the common header left out: what a kind without its own view shows."""
+    return {name: value for name, value in step_to_dict(step).items() if name not in HEADER}
+
+
 def format_step(step: Step) -> str:
-    head = f"[{step.iteration}] {step.kind:<13} {step.title}  ({step.elapsed_ms:.0f} ms)"
+    head = f"[{step.iteration}] {step_kind(step):<13} {step.title}  ({step.elapsed_ms:.0f} ms)"
     return "\n".join([head, *(f"    {line}" for line in _body(step))])
 
 
@@ -55,4 +77,8 @@ def _body(step: Step) -> list[str]:
         cites = ", ".join(step.citations) or "none"
         return [f"answer: {step.text}", f"confidence {step.confidence:.2f}; cites {cites}; "
                 f"by {step.backend} — {step.model}"]
-    return []
+    return [f"{name}: {_clip(_plain(value))}" for name, value in step_payload(step).items()]
+
+
+def _plain(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

@@ -2,9 +2,10 @@
 
 One trace is one CHAIN span for the run with every step a child of it: `retrieval` and
 `rules_matched` are RETRIEVER spans (hits and rules as `retrieval.documents`), `llm_call` is LLM,
-`calculation` is TOOL, and every other kind is CHAIN with its payload as JSON output. Attribute
-names are those of the OpenInference semantic conventions (openinference-semantic-conventions,
-`SpanAttributes`), flattened to dotted keys as OpenTelemetry attributes must be.
+`calculation` is TOOL, and every other kind (one added later included) is CHAIN with its payload as
+JSON output. Attribute names are those of the OpenInference semantic conventions
+(openinference-semantic-conventions, `SpanAttributes`), flattened to dotted keys as OpenTelemetry
+attributes must be.
 
 Ids come from the trace id, never from chance: exporting a run twice gives the same span ids, so a
 backend that already holds it recognises the spans instead of showing the run twice.
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from engine.textview import step_kind, step_payload
 from engine.trace import (
     AnswerStep,
     CalculationStep,
@@ -35,8 +37,6 @@ from engine.trace import (
     RulesMatchedStep,
     Step,
     Trace,
-    UnknownStep,
-    step_to_dict,
 )
 
 AttributeValue = str | int | float | bool
@@ -149,7 +149,7 @@ def _step_span(trace: Trace, index: int, step: Step, start: int, end: int, trace
     kind, describe = _KINDS.get(type(step), ("CHAIN", _payload))
     error = isinstance(step, ErrorStep)
     attributes = {"openinference.span.kind": kind, **describe(step, trace)}
-    return Span(name=step.title or step.kind, trace_id=trace_id, span_id=span_ids(trace.id, index)[1],
+    return Span(name=step.title or step_kind(step), trace_id=trace_id, span_id=span_ids(trace.id, index)[1],
                 parent_id=parent, kind=kind, start_ns=start, end_ns=end, attributes=attributes,
                 status="ERROR" if error else "OK", status_message=step.message if error else "")
 
@@ -199,10 +199,9 @@ def _error(step: ErrorStep, trace: Trace) -> Attributes:
 
 
 def _payload(step: Step, trace: Trace) -> Attributes:
-    """Kinds no OpenInference attribute describes (decisions, graph deltas, features…): the payload as JSON."""
-    header = {"kind", "iteration", "title", "elapsed_ms"}
-    payload = {k: v for k, v in step_to_dict(step).items() if k not in header}
-    return {"output.value": _json(payload), "output.mime_type": JSON, "metadata": _metadata(step)}
+    """Kinds no OpenInference attribute describes (decisions, graph deltas, features, any new kind): the payload
+    as JSON, so a kind added to engine.trace exports with no edit here."""
+    return {"output.value": _json(step_payload(step)), "output.mime_type": JSON, "metadata": _metadata(step)}
 
 
 _KINDS: dict[type[Step], tuple[str, Callable[[Any, Trace], Attributes]]] = {
@@ -248,8 +247,7 @@ def _messages(prompt: str) -> list[tuple[str, str]]:
 
 
 def _metadata(step: Step, **extra: Any) -> str:
-    kind = step.original_kind if isinstance(step, UnknownStep) else step.kind
-    return _json({"kind": kind, "iteration": step.iteration, "elapsed_ms": step.elapsed_ms, **extra})
+    return _json({"kind": step_kind(step), "iteration": step.iteration, "elapsed_ms": step.elapsed_ms, **extra})
 
 
 def _json(value: Any) -> str:
