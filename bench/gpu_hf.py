@@ -33,6 +33,7 @@ def build_checkpoint(folder: Path, layers: int) -> Path:
     from tiny_model import build_tiny_llama  # a tokenizer with a chat template; vocab ids are what matter
 
     build_tiny_llama(folder)
+    (folder / "model.safetensors").unlink()  # keep its tokenizer only: transformers would load these weights first
     config = LlamaConfig(**{**LLAMA3_8B, "num_hidden_layers": layers})
     # Initialised in bf16 on the GPU where there is one: 8B random values on the CPU take minutes.
     with torch.device("cuda" if torch.cuda.is_available() else "cpu"):
