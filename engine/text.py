@@ -25,11 +25,18 @@ ABBREVIATIONS = frozenset(
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])([\"'”’)\]]*)\s+(?=[\"'“‘(\[]?[A-Z0-9À-Ý])")  # group 1: closers kept
 _LINE_BREAK = re.compile(r"\s*\n\s*")
 _LAST_WORD = re.compile(r"(\w+)\W*$")
+_ALNUM = re.compile(r"[a-z0-9]+")
 
 
 def words(text: str) -> list[str]:
     """Lower-cased word tokens."""
     return [w.lower() for w in WORD.findall(text)]
+
+
+def alnum_words(text: str) -> list[str]:
+    """Lower-cased runs of ASCII letters and digits: how relation names ('place_of_birth') and verdict words
+    compare, whatever joins or surrounds them."""
+    return _ALNUM.findall(text.lower())
 
 
 def alpha_words(text: str) -> list[str]:

@@ -45,9 +45,14 @@ from engine.methods.base import Method, RunContext, register
 from engine.methods.common import answer_step, placed, retrieve_and_read
 from engine.params import param
 from engine.retrieval.suite import RETRIEVER_NAMES
-from engine.methods.tog2.tools import (
-    EXPLORE_TEMPERATURE, RelationChoice, Reasoning, TopicChoice, Tog2Tools, tog2_tools,
+from engine.methods.tog2.llm import (
+    EXPLORE_TEMPERATURE, RELATION_SETTINGS, TOPIC_SETTINGS, LlmQueryReformer, LlmReasoner, LlmRelationPruner,
+    LlmTopicPruner,
 )
+from engine.methods.tog2.offline import OfflineQueryReformer, OfflineReasoner, OfflineRelationPruner, OfflineTopicPruner
+from engine.methods.tog2.tools import RelationChoice, Reasoning, TopicChoice, Tog2Tools
+from engine.retrieval.embedder import Embedder
+from engine.tools.bundle import ToolBundle
 from engine.trace import AnswerStep, DecisionStep, Edge, GraphDeltaStep, Hit, LlmCallStep, Node, RetrievalStep, Step
 from engine.rules.text import relation_label
 
@@ -227,6 +232,21 @@ class Tog2Method(Method):
                            f"text retrieval ({params.retriever}) and the reader")
         yield from retrieve_and_read(question, ctx, params.k, params.retriever,
                                      title=f"Top {{n}} chunks ({params.retriever})")
+
+
+def tog2_tools(bundle: ToolBundle, embedder: Embedder, sufficiency: float,
+               temperature: float = EXPLORE_TEMPERATURE) -> Tog2Tools:
+    """The ToG-2 tools in the bundle's form (LLM or offline); the method never looks at the backend.
+
+    `temperature` is the exploration temperature of topic and relation prune (reasoning stays at 0).
+    """
+    return bundle.twin(
+        lambda chat: Tog2Tools(LlmTopicPruner(chat, replace(TOPIC_SETTINGS, temperature=temperature)),
+                               LlmRelationPruner(chat, replace(RELATION_SETTINGS, temperature=temperature)),
+                               LlmReasoner(chat, embedder=embedder), LlmQueryReformer(chat)),
+        lambda: Tog2Tools(OfflineTopicPruner(embedder, bundle.kg), OfflineRelationPruner(embedder),
+                          OfflineReasoner(bundle.reader, sufficiency, bundle.classifier), OfflineQueryReformer()),
+    )
 
 
 # ---- helpers ----------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import pytest
 
 from engine.knowledge.records import Triple
 from engine.methods.tog2.method import Tog2Params, call_bound
-from engine.methods.tog2.tools import (
+from engine.methods.tog2.llm import (
     PROMPTS, REASON_SENTENCES, LlmQueryReformer, LlmReasoner, LlmRelationPruner, LlmTopicPruner, parse_reason_output,
     parse_relation_output,
 )
@@ -126,7 +126,7 @@ class KeywordEmbedder:
 
 
 def test_with_an_embedder_the_references_are_the_best_sentences_in_their_own_order():
-    from engine.methods.tog2.tools import best_sentences
+    from engine.methods.tog2.llm import best_sentences
 
     filler = " ".join(f"He wrote paper {n}." for n in range(6))
     first = Hit("d1", "d1#0", "Arnold Sommerfeld", f"{filler} Sommerfeld was born in Königsberg. He taught.", 0.9, 1)

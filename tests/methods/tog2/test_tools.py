@@ -5,10 +5,11 @@ from __future__ import annotations
 from engine.graph.linking import EntityLink
 from engine.knowledge.records import Triple
 from engine.tools.base import Reader, Reading
-from engine.methods.tog2.tools import (
-    LlmReasoner, LlmRelationPruner, LlmTopicPruner, OfflineReasoner, build_reason_prompt, format_relations,
-    parse_reason_output, parse_relation_output, parse_topic_output,
+from engine.methods.tog2.llm import (
+    LlmReasoner, LlmRelationPruner, LlmTopicPruner, build_reason_prompt, format_relations, parse_reason_output,
+    parse_relation_output, parse_topic_output,
 )
+from engine.methods.tog2.offline import OfflineReasoner
 from engine.trace import ErrorStep, Hit, LlmCallStep
 from fake_chat import FailingChat, ScriptedChat, fixed
 
@@ -85,7 +86,8 @@ def test_an_unparsed_reasoning_reply_is_an_error_step_with_the_raw_text_never_an
 
 
 def test_query_reformulation_reads_the_braced_query_and_falls_back_to_question_plus_clue():
-    from engine.methods.tog2.tools import LlmQueryReformer, OfflineQueryReformer, parse_requery_output
+    from engine.methods.tog2.llm import LlmQueryReformer, parse_requery_output
+    from engine.methods.tog2.offline import OfflineQueryReformer
 
     assert parse_requery_output("Missing: his birthplace.\nQuery: {Sommerfeld birthplace}") == (
         "Sommerfeld birthplace", "his birthplace.")
@@ -105,7 +107,7 @@ def test_no_prompt_quotes_a_demo_pack_question_or_gold_answer():
     import re
     from pathlib import Path
 
-    from engine.methods.tog2.tools import PROMPTS
+    from engine.methods.tog2.llm import PROMPTS
     from paths import DEMO_PACK
 
     texts = {name: PROMPTS.load(name) for name in PROMPTS.names}
