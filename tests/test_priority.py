@@ -6,7 +6,10 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from engine.priority import Priority
+from engine.trace import Step
 
 
 def test_a_background_run_waits_while_a_foreground_run_goes_and_resumes_after():
@@ -24,26 +27,24 @@ def test_a_background_run_waits_while_a_foreground_run_goes_and_resumes_after():
     worker.join(2.0)
 
 
-def test_a_paused_background_run_can_be_cancelled():
+def test_a_paused_background_run_can_be_cancelled(monkeypatch):
     priority, cancel = Priority(), threading.Event()
     with priority.foreground():
         cancel.set()
-        began = time.perf_counter()
-        priority.wait_turn(cancel)
-        assert time.perf_counter() - began < 1.0
+        monkeypatch.setattr(priority._changed, "wait", lambda timeout: pytest.fail("a cancelled run waited"))
+        priority.wait_turn(cancel)  # returns without a single wait
 
 
 def test_background_steps_of_a_workbench_wait_for_its_foreground_runs(mini_workbench):
     """The runner pauses a background run at its next step while a foreground run is in flight."""
     background = mini_workbench.start("When was Grace Hopper born?", "vanilla", background=True)
-    taken: list[float] = []
+    taken: list[Step] = []
     with mini_workbench.priority.foreground():
-        worker = threading.Thread(target=lambda: [taken.append(time.perf_counter()) for _ in background])
-        began = time.perf_counter()
+        worker = threading.Thread(target=lambda: [taken.append(step) for step in background])
         worker.start()
         time.sleep(0.8)
         assert not taken  # not even its first step while the foreground run goes
     worker.join(60)
-    assert taken and taken[0] - began >= 0.8 and background.trace.answer is not None
+    assert taken and background.trace.answer is not None
     foreground = mini_workbench.start("When was Grace Hopper born?", "vanilla")
     assert [s for s in foreground] and not mini_workbench.priority.busy  # a plain run counts only while it runs

@@ -270,11 +270,9 @@ def test_a_slow_server_times_out_once_with_the_limit_in_the_message(
     chat_server: ChatServer, reply: Reply, call: Any, path: str,
 ) -> None:
     chat_server.replies = [reply]
-    started = time.perf_counter()
     message = failure(lambda: call(chat_server.url), ServerUnreachable)  # a run stops asking a server this slow
     assert f"{chat_server.url}{path} did not answer within 0.2 s — " in message
-    assert time.perf_counter() - started < 0.45  # not retried: each retry would cost another full timeout
-    assert len(chat_server.requests) == 1
+    assert len(chat_server.requests) == 1  # not retried: each retry would cost another full timeout
 
 
 # ---------------------------------------------------------------- nonsense answers

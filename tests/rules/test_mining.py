@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 import tracemalloc
 
 import pytest
@@ -133,19 +132,18 @@ def test_the_knowledge_page_mines_rules_with_the_chosen_thresholds(open_app):
                and r["support"] == 3 and r["confidence"] == 0.75 for r in rows)
 
 
-def test_a_hub_is_mined_start_by_start_in_little_memory_and_time():
-    # 2,000 people born in one city: `born_in, ~born_in` joins 2000 × 1999 pairs (> 400 MB as a set)
+def test_a_hub_is_mined_start_by_start_in_little_memory():
+    # 2,000 people born in one city: `born_in, ~born_in` joins 2000 × 1999 pairs (> 400 MB as a set);
+    # its time is bench/hostile.py's to measure
     triples = [Triple(f"p{i}", "born_in", "Hub") for i in range(2000)]
     triples += [Triple(f"p{i}", "knows", f"p{i + 1}") for i in range(3)]
     tracemalloc.start()
-    started = time.perf_counter()
     mined = mine_rules(triples, MiningConfig(min_support=1, min_confidence=0.0))
-    elapsed = time.perf_counter() - started
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     rule = next(r for r in mined if (r.head, r.body) == ("knows", ("born_in", "~born_in")))
     assert (rule.support, rule.body_pairs, rule.pca_body_pairs) == (3, 2000 * 1999, 3 * 1999)
-    assert peak < 20_000_000 and elapsed < 5.0
+    assert peak < 20_000_000
 
 
 def test_mining_past_its_time_limit_fails_with_a_message_rather_than_leave_rules_out(demo_pack):
