@@ -29,7 +29,7 @@ from engine.graph.linking import alias_table
 from engine.methods.ras.query_graph import fold
 from engine.knowledge.records import Triple
 from engine.retrieval.embedder import Embedder
-from engine.methods.ras.base import MAX_TRIPLES_PER_CHUNK, Extraction, Extractor
+from engine.methods.ras.tools import MAX_TRIPLES_PER_CHUNK, Extraction
 from engine.text import alpha_words, name_pattern, split_sentences
 from engine.trace import Hit
 
@@ -65,7 +65,7 @@ class _Mentions:
 
 
 @dataclass
-class OfflineExtractor(Extractor):
+class OfflineExtractor:
     kg: KnowledgeGraph
     embedder: Embedder
     relations: Sequence[str]

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 
 from engine.knowledge.records import Triple
 from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegment
-from engine.methods.ras.base import (
-    MAX_TRIPLES_PER_CHUNK, NO_RETRIEVAL, Answerer, Extraction, Extractor, Plan, Planner, Round, render_history,
+from engine.methods.ras.tools import (
+    MAX_TRIPLES_PER_CHUNK, NO_RETRIEVAL, Extraction, Plan, Round, render_history,
 )
 from engine.methods.ras.query_graph import QueryGraph, fold
 from engine.tools.base import IDK, Reading
@@ -102,7 +102,7 @@ def parse_plan(text: str) -> tuple[str, str, bool]:
 
 
 @dataclass(frozen=True)
-class LlmPlanner(Planner):
+class LlmPlanner:
     chat: ChatModel
     settings: GenerationSettings = PLAN_SETTINGS
 
@@ -151,7 +151,7 @@ def parse_triples(text: str) -> tuple[tuple[Triple, ...], int]:
 
 
 @dataclass(frozen=True)
-class LlmExtractor(Extractor):
+class LlmExtractor:
     chat: ChatModel
     settings: GenerationSettings = T2T_SETTINGS
 
@@ -183,7 +183,7 @@ def parse_answer(text: str) -> str:
 
 
 @dataclass(frozen=True)
-class LlmAnswerer(Answerer):
+class LlmAnswerer:
     chat: ChatModel
     settings: GenerationSettings = ANSWER_SETTINGS
 

@@ -25,8 +25,12 @@ from engine.methods.base import Method, RunContext, register
 from engine.methods.common import answer_step, placed, reading_steps
 from engine.params import param
 from engine.retrieval.suite import RETRIEVER_NAMES
-from engine.methods.ras.base import Plan
-from engine.methods.ras.tools import RasTools, Round, ras_tools
+from engine.methods.ras.extractor import OfflineExtractor
+from engine.methods.ras.llm import LlmAnswerer, LlmExtractor, LlmPlanner
+from engine.methods.ras.offline import MemoReader, OfflineAnswerer, OfflinePlanner
+from engine.methods.ras.tools import Plan, RasTools, Round
+from engine.retrieval.embedder import Embedder
+from engine.tools.bundle import ToolBundle
 from engine.trace import DecisionStep, Edge, GraphDeltaStep, Hit, Node, RetrievalStep, Step
 
 
@@ -107,6 +111,21 @@ class RasMethod(Method):
             yield DecisionStep(iteration=i, title="Planner: [SUBQ]", action="subq",
                                detail=f"next sub-query: {plan.subquery}" + (f" ({plan.reason})" if plan.reason else ""))
             subquery = plan.subquery
+
+
+def ras_tools(bundle: ToolBundle, embedder: Embedder, relations: Sequence[str], sufficiency: float) -> RasTools:
+    """The RAS tools in the bundle's form (LLM or offline); the method never looks at the backend."""
+    return bundle.twin(
+        lambda chat: RasTools(LlmPlanner(chat), LlmExtractor(chat), LlmAnswerer(chat)),
+        lambda: _offline_tools(bundle, embedder, relations, sufficiency),
+    )
+
+
+def _offline_tools(bundle: ToolBundle, embedder: Embedder, relations: Sequence[str], sufficiency: float) -> RasTools:
+    reader = MemoReader(bundle.reader)  # planner and answerer share one run's readings
+    return RasTools(OfflinePlanner(reader, bundle.kg, embedder, sufficiency, bundle.classifier),
+                    OfflineExtractor(bundle.kg, embedder, tuple(sorted(relations))),
+                    OfflineAnswerer(reader, bundle.kg, sufficiency))
 
 
 def _answer(tools: RasTools, question: str, rounds: Sequence[Round], graph: QueryGraph, evidence: Sequence[Hit],

@@ -38,7 +38,7 @@ from engine.tools.base import QuestionClassifier, Reader, Reading, echoes_questi
 from engine.tools.llm_call import one_line
 from engine.tools.offline_reader import Gazetteer, Hop, question_hop
 from engine.tools.offline_reader.lexicon import GEO_WORDS, INSTITUTION_WORDS
-from engine.methods.ras.base import Answerer, Plan, Planner, Round
+from engine.methods.ras.tools import Plan, Round
 from engine.methods.ras.extractor import YEAR
 from engine.trace import DecisionStep, Hit, Step
 
@@ -138,7 +138,7 @@ class MemoReader(Reader):
 
 
 @dataclass(frozen=True)
-class OfflinePlanner(Planner):
+class OfflinePlanner:
     reader: Reader
     kg: KnowledgeGraph
     embedder: Embedder
@@ -212,7 +212,7 @@ def unresolved(question: str, mentions: Sequence[str]) -> str:
 
 
 @dataclass(frozen=True)
-class OfflineAnswerer(Answerer):
+class OfflineAnswerer:
     """The query graph first (the method's point: the answer is read from the triples it gathered), then
     the extractive reader on the resolved question over the chunks read; a decision step says which."""
 

@@ -135,7 +135,7 @@ def test_offline_planner_answers_the_innermost_phrase_first_then_rewrites_the_qu
 def test_a_phrase_answered_from_chunks_retrieved_for_another_question_needs_more_confidence(settings):
     from engine.methods.ras.query_graph import QueryGraph
     from engine.tools.base import Reading
-    from engine.methods.ras.base import Round
+    from engine.methods.ras.tools import Round
     from engine.methods.ras.offline import BRIDGE_CONFIDENCE, resolve
 
     class Fixed:

@@ -10,7 +10,7 @@ import pytest
 
 from engine.graph.kg import KnowledgeGraph
 from engine.knowledge.records import Triple
-from engine.methods.ras.base import Round
+from engine.methods.ras.tools import Round
 from engine.methods.ras.extractor import OfflineExtractor
 from engine.methods.ras.offline import OfflinePlanner
 from engine.methods.ras.query_graph import GraphTriple, QueryGraph

@@ -7,7 +7,7 @@ import pytest
 from engine.graph.kg import KnowledgeGraph
 from engine.methods.ras.query_graph import QueryGraph
 from engine.knowledge.records import Triple
-from engine.methods.ras.base import Round
+from engine.methods.ras.tools import Round
 from engine.methods.ras.extractor import OfflineExtractor
 from engine.methods.ras.llm import LlmAnswerer, LlmExtractor, LlmPlanner, parse_answer, parse_plan, parse_triples
 from engine.tools.base import IDK
