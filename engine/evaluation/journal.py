@@ -13,6 +13,7 @@ import json
 import os
 import re
 import uuid
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
 from pathlib import Path
@@ -45,9 +46,12 @@ class JournalPlan:
         found = []
         if self.fingerprint != other.fingerprint:
             found.append(f"the pack's documents differ (fingerprint {self.fingerprint} → {other.fingerprint})")
-        if self.steps != other.steps:
-            found.append(f"the (question, method) pairs differ ({len(self.steps)} planned → {len(other.steps)}; "
-                         f"first difference at pair {_first_difference(self.steps, other.steps) + 1})")
+        # The order they are asked in changes no answer (engine.evaluation.runner.evaluate): an evaluation
+        # journalled in another order (method by method, as the CLI asked before issue 24) goes on.
+        mine, theirs = sorted(self.steps), sorted(other.steps)
+        if mine != theirs:
+            found.append(f"the (question, method) pairs differ ({len(mine)} planned → {len(theirs)}; "
+                         f"first difference at pair {_first_difference(mine, theirs) + 1})")
         if self.params != other.params:
             found.append(f"the parameters differ ({_shown_params(self.params)} → {_shown_params(other.params)})")
         model, other_model = dict(self.options).get("model", ""), dict(other.options).get("model", "")
@@ -56,7 +60,7 @@ class JournalPlan:
         return found
 
 
-def _first_difference(a: tuple, b: tuple) -> int:
+def _first_difference(a: Sequence, b: Sequence) -> int:
     return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 

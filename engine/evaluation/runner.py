@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import logging
 import statistics
@@ -10,11 +11,13 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from threading import Event
 from typing import Any
 
 from engine.errors import RagscopeError
 from engine.evaluation.calibration import mean_confidence, reliability, reliability_by_method
 from engine.evaluation.metrics import RECALL_KS, auroc, average_precision, recall_at, score_answer
+from engine.files import write_text_atomic
 from engine.knowledge.records import Question
 from engine.runner import Workbench
 from engine.tools.base import IDK
@@ -140,34 +143,43 @@ def summarise(results: Sequence[QuestionResult]) -> dict[str, dict[str, Any]]:
 
 def evaluate(workbench: Workbench, methods: Sequence[str], questions: Sequence[Question],
              params: dict[str, dict[str, Any]] | None = None, progress: Progress | None = None, *,
-             workers: int = 1, done: Sequence[tuple[QuestionResult, Trace]] = ()
+             workers: int = 1, done: Sequence[tuple[QuestionResult, Trace]] = (), stop: Event | None = None
              ) -> tuple[list[QuestionResult], list[Trace]]:
     """Ask every question with every method, `workers` at a time; a failing question is scored, never fatal.
 
-    Results come back in plan order (method by method, question by question) whatever order they
-    finished in, so a parallel or resumed run returns what a serial one does, except for what
-    timing decides: trace ids and start times, `latency_ms` (result, trace totals, LLM calls),
-    steps' `elapsed_ms`, and so the latency medians and p90s. Pairs already in `done` (a journal's)
-    are not asked again.
-    `progress` sees each new result in this thread as it finishes. When anything here raises —
-    Ctrl-C included — questions not yet started are dropped, the ones running are finished and
-    passed to `progress` before the exception goes on, so nothing already paid for is lost.
+    Questions are asked question by question, every method on each (`ask_order`), so an evaluation
+    stopped half way has every method on the same questions. Results come back in report order
+    (method by method, question by question) whatever order they finished in, so a parallel or resumed
+    run returns what a serial one does, except for what timing decides: trace ids and start times,
+    `latency_ms` (result, trace totals, LLM calls), steps' `elapsed_ms`, and so the latency medians and
+    p90s. Pairs already in `done` (a journal's) are not asked again.
+    `progress` sees each new result in this thread as it finishes. Once `stop` is set no further question
+    is started; those running finish, and only the finished pairs come back. When anything here raises —
+    Ctrl-C included — questions not yet started are dropped, the ones running are finished and passed to
+    `progress` before the exception goes on, so nothing already paid for is lost.
     """
-    plan = [(method, question) for method in methods for question in questions]
     finished = {(r.method, r.question_id): (r, t) for r, t in reversed(done)}  # reversed: the first wins
-    todo = [(method, question) for method, question in plan if (method, question.id) not in finished]
-    kept: set[Future[tuple[QuestionResult, Trace]]] = set()
+    todo = [(method, question) for question, method in ask_order(methods, questions)
+            if (method, question.id) not in finished]
+    kept: set[Future[tuple[QuestionResult, Trace] | None]] = set()
 
-    def keep(future: Future[tuple[QuestionResult, Trace]]) -> None:
+    def keep(future: Future[tuple[QuestionResult, Trace] | None]) -> None:
         kept.add(future)
-        result, trace = future.result()
+        answered = future.result()
+        if answered is None:  # skipped after Stop
+            return
+        result, trace = answered
         finished[(result.method, result.question_id)] = (result, trace)
         if progress:
             progress(result, trace)
 
+    def ask(method: str, question: Question) -> tuple[QuestionResult, Trace] | None:
+        if stop is not None and stop.is_set():
+            return None
+        return _asked(workbench, method, question, (params or {}).get(method))
+
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evaluate") as pool:
-        futures = [pool.submit(_asked, workbench, method, question, (params or {}).get(method))
-                   for method, question in todo]
+        futures = [pool.submit(ask, method, question) for method, question in todo]
         try:
             for future in as_completed(futures):
                 keep(future)
@@ -181,8 +193,15 @@ def evaluate(workbench: Workbench, methods: Sequence[str], questions: Sequence[Q
                 if future not in kept and not future.cancelled() and future.exception() is None:
                     keep(future)
             raise
-    chosen = [finished[(method, question.id)] for method, question in plan]
+    chosen = [finished[(method, question.id)] for method in methods for question in questions
+              if (method, question.id) in finished]
     return [r for r, _ in chosen], [t for _, t in chosen]
+
+
+def ask_order(methods: Sequence[str], questions: Sequence[Question]) -> list[tuple[Question, str]]:
+    """(question, method) pairs in the order an evaluation asks them: each question with every method in
+    turn, so whatever has finished when it stops compares the methods on the same questions."""
+    return [(question, method) for question in questions for method in methods]
 
 
 def _asked(workbench: Workbench, method: str, question: Question,
@@ -204,14 +223,12 @@ def failed_trace(workbench: Workbench, method: str, question: Question, message:
 
 def write_report(out: Path, results: Sequence[QuestionResult], traces: Sequence[Trace]) -> dict:
     """metrics.json, per-question results.csv and traces.jsonl (so any row's trace can be opened)."""
-    out.mkdir(parents=True, exist_ok=True)
     report = summarise(results)
-    (out / "metrics.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    with (out / "results.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(QuestionResult.__dataclass_fields__))
-        writer.writeheader()
-        writer.writerows(asdict(r) for r in results)
-    with (out / "traces.jsonl").open("w", encoding="utf-8") as handle:
-        for trace in traces:
-            handle.write(trace.to_json() + "\n")
+    table = io.StringIO()  # csv's own line ends (\r\n), as this report has always had them
+    writer = csv.DictWriter(table, fieldnames=list(QuestionResult.__dataclass_fields__))
+    writer.writeheader()
+    writer.writerows(asdict(r) for r in results)
+    write_text_atomic(out / "metrics.json", json.dumps(report, indent=2) + "\n")
+    write_text_atomic(out / "results.csv", table.getvalue())
+    write_text_atomic(out / "traces.jsonl", "".join(trace.to_json() + "\n" for trace in traces))
     return report

@@ -1,0 +1,163 @@
+"""`eval`: methods × the pack's questions through the shared evaluation loop (engine.app.evaluations), with
+a journal beside --out that `--resume` goes on from; metrics.json, results.csv and traces.jsonl at the end."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from engine.cli.command import Command, add_model_options, add_param_option, parse_params, progress_bar, workbench
+from engine.errors import RagscopeError
+
+if TYPE_CHECKING:
+    from engine.app.evaluations import EvaluationJob
+    from engine.evaluation.journal import JournalPlan
+    from engine.evaluation.runner import QuestionResult
+    from engine.knowledge.records import Pack, Question
+    from engine.trace import Trace
+
+RESUME_HINT = ("Resume it with the same pack, --method, --type, --limit, -p and model, or delete that folder to "
+               "start over")
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    add_model_options(parser)
+    parser.add_argument("--method", default="vanilla", help="method id(s), comma-separated")
+    parser.add_argument("--limit", type=int, default=0, help="first N questions only")
+    parser.add_argument("--type", default="", help="only questions of these types, comma-separated")
+    parser.add_argument("--out", type=Path, default=None, help="folder for metrics.json, results.csv, traces")
+    parser.add_argument("--judge", action="store_true",
+                        help="LLM backends: the model re-grades answers rule matching called hallucinated (CRAG)")
+    add_param_option(parser, "method parameter, repeatable; set for every chosen method that has it (e.g. -p k=8)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="questions asked at once (default 1); pays off with --backend openai against a server "
+                             "that serves many requests at once (vLLM). Results are those of one at a time")
+    parser.add_argument("--resume", nargs="?", const=True, default=None, type=Path, metavar="DIR",
+                        help="go on with the interrupted evaluation reporting to DIR (or to --out), asking only "
+                             "the questions it had not finished")
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Each answer goes to a journal beside --out as it comes; the report appears in one rename at the end.
+
+    Ctrl-C, or any failure once the journal exists, keeps it and says how to go on from it (--resume).
+    """
+    from engine.app.evaluations import method_params, plan_evaluation
+    from engine.evaluation import runner
+    from engine.evaluation.report import format_tables
+    from engine.knowledge.writer import staged
+
+    methods = _methods(args.method)
+    params, notes = method_params(methods, parse_params(args.param))
+    for note in notes:
+        print(f"note: -p {note}")
+    if args.limit < 0:
+        raise RagscopeError(f"--limit {args.limit}: give a number of questions, or 0 for all")
+    if args.workers < 1:
+        raise RagscopeError(f"--workers {args.workers}: give how many questions to ask at once, at least 1")
+    if args.judge and args.backend == "offline":
+        raise RagscopeError("--judge needs a language model: use --backend hf or openai")
+    out = _out(args)
+    bench = workbench(args)
+    plan = plan_evaluation(bench, methods, _questions(args, bench.pack), params)
+    # Claim --out before the first question: a taken or unwritable folder fails now, not after an hour
+    # of evaluation (issue 15), and a second evaluation to the same folder finds the journal.
+    job = _job(out, plan, resume=args.resume is not None)
+    try:
+        bench.retrieval.ensure_index()
+        with progress_bar("q", total=job.total, initial=job.done) as bar:
+            def progress(result: QuestionResult, trace: Trace) -> None:
+                bar.set_postfix_str(result.method)
+                bar.update()
+
+            results, traces = job.run(bench, workers=args.workers, progress=progress)
+        if args.judge:
+            results = _judged(bench, results)
+        if out:
+            with staged(out) as folder:
+                report = runner.write_report(folder, results, traces)
+        else:
+            report = runner.summarise(results)
+    except BaseException:
+        if job.journal:
+            print(f"\nthe answers so far are kept in {job.journal.folder}; to go on from there, run the same command "
+                  f"with --resume (or --resume {out})", file=sys.stderr)
+        raise
+    if job.journal:
+        shutil.rmtree(job.journal.folder)
+    print(format_tables(report))
+    if out:
+        print(f"\nwrote {out / 'metrics.json'}, {out / 'results.csv'}, {out / 'traces.jsonl'}")
+    return 0
+
+
+def _methods(text: str) -> list[str]:
+    """Method ids from a comma-separated list; unknown names fail now, not after an hour of evaluation."""
+    from engine.methods.base import get_method, method_ids
+
+    methods = [m.strip() for m in text.split(",") if m.strip()]
+    if not methods:
+        raise RagscopeError(f"--method {text!r} names no method; give one or more of {', '.join(method_ids())}, "
+                            "comma-separated")
+    for method in methods:
+        get_method(method)
+    return methods
+
+
+def _out(args: argparse.Namespace) -> Path | None:
+    """The report folder: --out, or the folder --resume names (given both, they must agree)."""
+    if isinstance(args.resume, Path):
+        if args.out and args.out.resolve() != args.resume.resolve():
+            raise RagscopeError(f"--out {args.out} and --resume {args.resume} name different folders; give one")
+        return args.resume
+    if args.resume and not args.out:
+        raise RagscopeError("--resume needs the evaluation's report folder: --resume DIR, or --out DIR --resume")
+    return args.out
+
+
+def _questions(args: argparse.Namespace, pack: Pack) -> list[Question]:
+    questions = list(pack.questions)
+    if args.type:
+        wanted = {t.strip() for t in args.type.split(",")}
+        questions = [q for q in questions if q.type in wanted]
+    questions = questions[: args.limit] if args.limit > 0 else questions
+    if not questions:
+        raise RagscopeError(f"pack {args.pack} has no questions to evaluate (questions.jsonl)"
+                            + (f" of type {args.type!r}" if args.type else ""))
+    return questions
+
+
+def _job(out: Path | None, plan: JournalPlan, *, resume: bool) -> EvaluationJob:
+    """A new evaluation with its journal beside `out`, or with --resume the interrupted one, strictly
+    checked against `plan`; without --out, one kept in memory only."""
+    from engine.app.evaluations import EvaluationJob
+    from engine.evaluation.journal import Journal
+    from engine.knowledge.writer import check_target
+
+    if out is None:
+        return EvaluationJob(plan)
+    check_target(out)
+    journal = Journal.beside(out)
+    if not resume:
+        if journal.folder.exists():
+            raise RagscopeError(f"{out}: an interrupted evaluation waits in {journal.folder}; add --resume to go on "
+                                "with it, or delete that folder to start over")
+        return EvaluationJob.begin(plan, journal)
+    if not journal.folder.exists():
+        raise RagscopeError(f"{out}: no interrupted evaluation to resume ({journal.folder} does not exist); "
+                            f"start one with --out {out}")
+    job = EvaluationJob.read(journal)
+    job.check(plan, RESUME_HINT)
+    return job
+
+
+def _judged(bench, results):  # noqa: ANN001, ANN202
+    from engine.evaluation.judge import LlmJudge
+
+    return LlmJudge(bench.tools.chat).rejudge(results, bench.pack.questions_by_id)
+
+
+COMMAND = Command("eval", "evaluate methods on the pack's questions", _arguments, _run)
