@@ -7,30 +7,22 @@ shared by all browser sessions.
 
 from __future__ import annotations
 
-import json
-import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 import streamlit as st
 
-from engine.graph.kg import KnowledgeGraph
+from engine.app import models, packs, runs
+from engine.app.models import BackendConfig
+from engine.app.packs import KnowledgeGraph, MinedRule, Pack, PackSummary, Question
+from engine.app.runs import LiveRuns, Run, RunStore, Tour, Warmup, Workbench
 from engine.errors import RagscopeError
 from engine.evaluation.journal import Journal, JournalPlan, JournalSummary, list_journals, new_journal_id
 from engine.evaluation.runner import QuestionResult
-from engine.files import write_text_atomic
-from engine.knowledge.loader import load_pack
-from engine.knowledge.records import Pack, Question
-from engine.knowledge.summary import PackSummary, summarize_pack
-from engine.runner import Workbench
-from engine.runs import RunStore
-from engine.settings import DEMO_PACK, Settings
-from engine.tour import Tour
+from engine.settings import Settings
 from engine.trace import Trace
-from engine.warmup import Warmup
 
-PACK_ROOTS = (DEMO_PACK.parent,)
+PACK_ROOTS = (packs.BUNDLED_PACKS,)
 EXPLORE_PAGE = "views/explore.py"
 _SELECTION = "app.selection"
 _BACKENDS = "app.backend_configs"
@@ -38,9 +30,6 @@ _TRACE = "explore.trace"
 _OPENED = "explore.opened"
 _LINKED = "explore.linked_run"
 EXPLORE_METHOD = "explore.method"
-SECRET_OPTIONS = ("api_key",)  # never written to disk: after a restart a server that needs a key asks again
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -56,15 +45,6 @@ class Selection:
         return dict(self.options)
 
 
-@dataclass(frozen=True)
-class BackendConfig:
-    """A backend the user has set up on the Models page (offline needs none)."""
-
-    name: str
-    label: str
-    options: tuple[tuple[str, str], ...] = field(default=())
-
-
 def select(selection: Selection) -> None:
     st.session_state[_SELECTION] = selection
 
@@ -76,34 +56,21 @@ def selection() -> Selection:
 def backend_configs() -> dict[str, BackendConfig]:
     """Offline always; hf/openai once configured on the Models page (kept across reloads, in a file)."""
     if _BACKENDS not in st.session_state:
-        st.session_state[_BACKENDS] = _saved_backends()
-    return {"offline": BackendConfig("offline", "offline (no language model)"), **st.session_state[_BACKENDS]}
+        st.session_state[_BACKENDS] = models.read_backends(settings().backends_file)
+    return {"offline": models.OFFLINE, **st.session_state[_BACKENDS]}
 
 
 def configure_backend(config: BackendConfig) -> None:
     backend_configs()
     st.session_state[_BACKENDS][config.name] = config
-    _save_backends(st.session_state[_BACKENDS])
+    models.write_backends(settings().backends_file, st.session_state[_BACKENDS])
 
 
-def _saved_backends() -> dict[str, BackendConfig]:
-    path = settings().backends_file
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        return {name: BackendConfig(name, str(entry["label"]),
-                                    tuple((str(k), str(v)) for k, v in entry["options"]))
-                for name, entry in raw.items() if name in ("hf", "openai")}
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # a damaged file costs the list only
-        log.warning("ignoring %s: %s", path, exc)
-        return {}
-
-
-def _save_backends(configs: dict[str, BackendConfig]) -> None:
-    kept = {name: {"label": c.label, "options": [[k, v] for k, v in c.options if k not in SECRET_OPTIONS]}
-            for name, c in configs.items()}
-    write_text_atomic(settings().backends_file, json.dumps(kept, ensure_ascii=False, indent=2), private=True)
+def forget_backend(name: str) -> None:
+    """Stop offering a backend in the sidebar (e.g. after its model was unloaded), now and after a reload."""
+    backend_configs()
+    st.session_state[_BACKENDS].pop(name, None)
+    models.write_backends(settings().backends_file, st.session_state[_BACKENDS])
 
 
 def show_trace(trace: Trace) -> None:
@@ -154,39 +121,25 @@ def settings() -> Settings:
 
 
 def available_packs() -> dict[str, Path]:
-    """Pack folders under the bundled packs folder and ~/.ragscope/packs, by folder name.
-
-    Hidden folders are never listed: `.NAME.…` is the temp folder of a pack write, truncated if its
-    writer was killed; those whose writer is gone are swept whenever the list is read (issue 15).
-    """
-    from engine.knowledge.writer import sweep_staging
-
-    user_packs = settings().home / "packs"
-    sweep_staging(user_packs)
-    found = {}
-    for root in (*PACK_ROOTS, user_packs):
-        if root.is_dir():
-            for folder in sorted(root.iterdir()):
-                if not folder.name.startswith(".") and (folder / "documents.jsonl").is_file():
-                    found.setdefault(folder.name, folder)
-    return found
+    """Pack folders under the bundled packs folder and the user's, by folder name (engine.app.packs)."""
+    return packs.available_packs(settings(), PACK_ROOTS)
 
 
 @st.cache_resource(show_spinner="Loading the knowledge pack…")
 def pack(path: str) -> Pack:
-    return load_pack(path)
+    return packs.load(path)
 
 
 @st.cache_resource(show_spinner=False)
 def workbench(path: str, backend: str = "offline", options: tuple[tuple[str, str], ...] = ()) -> Workbench:
     """Shared by all browser sessions: one index, one encoder, one tool bundle per pack and backend."""
-    return Workbench(pack(path), settings(), backend=backend, backend_options=dict(options))
+    return runs.open_workbench(pack(path), settings(), backend, dict(options))
 
 
 @st.cache_resource(show_spinner=False)
 def warmup(path: str, backend: str = "offline", options: tuple[tuple[str, str], ...] = ()) -> Warmup:
     """Started once per pack and backend when the app first shows it; every session reads its status."""
-    return Warmup(workbench(path, backend, options)).start()
+    return runs.warm_up(workbench(path, backend, options))
 
 
 def current_warmup() -> Warmup:
@@ -201,50 +154,36 @@ def current_workbench() -> Workbench:
 
 @st.cache_resource(show_spinner=False)
 def run_store() -> RunStore:
-    return RunStore(settings().runs_db)
-
-
-def options_tuple(options: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted((k, str(v)) for k, v in options.items() if v not in ("", None)))
+    return runs.open_store(settings())
 
 
 _LIVE = "explore.live_run"
 
 
-def live_run() -> Any:
-    """The run in progress in this session (an engine Run), kept so Stop can end it and keep its steps."""
+def live_run() -> Run | None:
+    """The run in progress in this session, kept so Stop can end it and keep its steps."""
     return st.session_state.get(_LIVE)
 
 
-def set_live_run(run: Any) -> None:
+def set_live_run(run: Run | None) -> None:
     st.session_state[_LIVE] = run
 
 
 @st.cache_resource(show_spinner=False)
-def _running() -> dict[str, Any]:
-    """Run id → the engine Run still going, for the whole process: a reloaded page finds its run here."""
-    return {}
+def live_runs() -> LiveRuns:
+    """The runs still going in the whole process: a reloaded page finds its run here."""
+    return LiveRuns(run_store())
 
 
-def start_live_run(run: Any) -> None:
-    """Start `run` so that it outlives the page: it is saved to History when it ends, even if the page that
-    asked was reloaded or closed, and until then `running_run` finds it by id."""
-    running, store = _running(), run_store()
-
-    def ended(trace: Trace) -> None:
-        try:
-            store.save(trace)
-        finally:  # a failed save (a full disk) must not leave the run listed as going forever
-            running.pop(trace.id, None)
-
-    running[run.head.id] = run
-    run.start(on_end=ended)
+def start_live_run(run: Run) -> None:
+    """Start `run` so that it outlives the page (saved to History when it ends) and make it this session's."""
+    live_runs().launch(run)
     set_live_run(run)
 
 
-def running_run(run_id: str) -> Any:
+def running_run(run_id: str) -> Run | None:
     """The run with this id if it is still going in this process, else None."""
-    return _running().get(run_id)
+    return live_runs().get(run_id)
 
 
 # ---- Knowledge and Models pages ------------------------------------------------------------------
@@ -253,20 +192,13 @@ def running_run(run_id: str) -> Any:
 @st.cache_resource(show_spinner=False)
 def knowledge_graph(path: str) -> KnowledgeGraph:
     """The pack's KG, built once per pack and shared by every session."""
-    return KnowledgeGraph.from_pack(pack(path))
+    return packs.knowledge_graph(pack(path))
 
 
 @st.cache_resource(show_spinner=False)
 def pack_summary(path: str) -> PackSummary:
     """Counts for the overview table; chunking a large pack once is enough (packs are written once)."""
-    return summarize_pack(pack(path))
-
-
-def forget_backend(name: str) -> None:
-    """Stop offering a backend in the sidebar (e.g. after its model was unloaded), now and after a reload."""
-    backend_configs()
-    st.session_state[_BACKENDS].pop(name, None)
-    _save_backends(st.session_state[_BACKENDS])
+    return packs.summary(pack(path))
 
 
 def release_workbenches() -> None:
@@ -295,14 +227,14 @@ def forget_pack(path: str) -> None:
 _MINED = "knowledge.mined"
 
 
-def mined_rules(path: str) -> tuple[Any, ...] | None:
+def mined_rules(path: str) -> tuple[MinedRule, ...] | None:
     """Rules mined from the pack at `path` in this session, kept so Save still has them on the rerun its
     click causes; None when none were mined for that pack."""
     found = st.session_state.get(_MINED)
     return found[1] if found is not None and found[0] == path else None
 
 
-def set_mined_rules(path: str, mined: tuple[Any, ...] | None) -> None:
+def set_mined_rules(path: str, mined: tuple[MinedRule, ...] | None) -> None:
     if mined is None:
         st.session_state.pop(_MINED, None)
     else:
@@ -312,12 +244,20 @@ def set_mined_rules(path: str, mined: tuple[Any, ...] | None) -> None:
 _NOTICE = "{page}.notice"
 
 
-def set_notice(page: str, text: str) -> None:
-    """A message for `page` to show once, after a rerun (the rerun that lets the sidebar list something new)."""
-    st.session_state[_NOTICE.format(page=page)] = text
+@dataclass(frozen=True)
+class Notice:
+    """A message to show once on a page's next run (e.g. the result of an action taken in a callback, or the
+    rerun that lets the sidebar list something new)."""
+
+    level: str  # "success" | "error"
+    text: str
 
 
-def take_notice(page: str) -> str | None:
+def post_notice(page: str, notice: Notice) -> None:
+    st.session_state[_NOTICE.format(page=page)] = notice
+
+
+def pop_notice(page: str) -> Notice | None:
     return st.session_state.pop(_NOTICE.format(page=page), None)
 
 
@@ -467,22 +407,6 @@ def history_table_version() -> int:
 
 def bump_history_table() -> None:
     st.session_state[_HISTORY_TABLE] = history_table_version() + 1
-
-
-@dataclass(frozen=True)
-class Notice:
-    """A message to show once on a page's next run (e.g. the result of an action taken in a callback)."""
-
-    level: str  # "success" | "error"
-    text: str
-
-
-def post_notice(page: str, notice: Notice) -> None:
-    st.session_state[f"{page}.notice"] = notice
-
-
-def pop_notice(page: str) -> Notice | None:
-    return st.session_state.pop(f"{page}.notice", None)
 
 
 # ---- Demo tour -----------------------------------------------------------------------------------

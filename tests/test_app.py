@@ -52,8 +52,9 @@ def test_an_empty_question_gets_a_clear_message(app):
 
 def _configure_server() -> None:
     import ui_state
+    from engine.app.models import BackendConfig
 
-    ui_state.configure_backend(ui_state.BackendConfig(
+    ui_state.configure_backend(BackendConfig(
         "openai", "openai: llama3 @ 127.0.0.1", (("api_key", "sk-secret"), ("base_url", "http://127.0.0.1:9/v1"),
                                                   ("model", "llama3"))))
 

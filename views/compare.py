@@ -9,17 +9,14 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import ui_state
-from components.answer import VERDICT_MARK, producer_note, render_answer
+from components.answer import VERDICT_MARK, producer_note, render_answer, verdict
 from components.graph import has_graph, render_graph
 from components.params import param_inputs
 from components.safe import md_text
+from engine.app import runs
+from engine.app.packs import Pack
+from engine.app.runs import Run, Workbench
 from engine.errors import RagscopeError
-from engine.evaluation.compare import answer_evidence, shared_evidence, trace_overlap
-from engine.evaluation.metrics import grade_trace, verdict
-from engine.knowledge.records import Pack
-from engine.methods.base import METHODS, method_ids
-from engine.params import param_specs
-from engine.runner import Run, Workbench
 from engine.trace import Trace
 
 MAX_METHODS = 6
@@ -28,10 +25,6 @@ BASELINE = "vanilla"
 
 workbench = ui_state.current_workbench()
 pack = workbench.pack
-
-
-def _label(method: str) -> str:
-    return METHODS[method].label if method in METHODS else method
 
 
 def _in_rows(traces: Sequence[Trace]) -> Iterator[tuple[Any, Trace]]:
@@ -44,39 +37,43 @@ def _use_example() -> None:
     st.session_state["compare.question"] = st.session_state["compare.example"] or ""
 
 
-def _method_params(methods: tuple[str, ...]) -> dict[str, dict[str, Any]]:
-    """One collapsed expander of parameter widgets per method, three to a row so sliders stay wide enough."""
+Inputs = tuple[dict[str, Any], dict[str, Any]]  # a method's parameters, and its run's answer policy
+
+
+def _method_params(methods: tuple[str, ...]) -> dict[str, Inputs]:
+    """One collapsed expander of parameter widgets per method (its run's answer policy below its own), three
+    to a row so sliders stay wide enough."""
     chosen = {}
     columns = st.columns(PER_ROW)
     for i, method in enumerate(methods):
-        with columns[i % PER_ROW], st.expander(f"{_label(method)} parameters"):
-            chosen[method] = param_inputs(param_specs(METHODS[method].Params), key=f"compare.params.{method}")
+        with columns[i % PER_ROW], st.expander(f"{runs.label(method)} parameters"):
+            key = f"compare.params.{method}"
+            chosen[method] = (param_inputs(runs.method_info(method).params, key=key),
+                              param_inputs(runs.POLICY_PARAMS, key=key))
     return chosen
 
 
-def _start_all(bench: Workbench, question: str, params: Mapping[str, dict[str, Any]]) -> list[Run] | None:
+def _start_all(bench: Workbench, question: str, inputs: Mapping[str, Inputs]) -> list[Run] | None:
     """Start every run before executing any, so a bad question is reported once and costs nothing."""
-    qid = next((q.id for q in bench.pack.questions if q.question == " ".join(question.split())), "")
+    qid = runs.pack_question_id(bench.pack, question)
     try:
-        return [bench.start(question, method, chosen, question_id=qid) for method, chosen in params.items()]
+        return [runs.start(bench, question, method, params, question_id=qid, policy=runs.answer_policy(policy))
+                for method, (params, policy) in inputs.items()]
     except RagscopeError as exc:
         st.error(str(exc))
         return None
 
 
-def _execute(bench: Workbench, runs: list[Run]) -> tuple[Trace, ...]:
+def _execute(bench: Workbench, started: list[Run]) -> tuple[Trace, ...]:
     traces = []
-    count = f"{len(runs)} method" + ("" if len(runs) == 1 else "s")
+    count = f"{len(started)} method" + ("" if len(started) == 1 else "s")
     with st.status(f"Running {count}…", expanded=True) as status:
         with st.spinner("Preparing the index (first run only)…"):
-            bench.retrieval.ensure_index()
-        for run in runs:
-            status.update(label=f"Running {_label(run.method.id)}…")
-            for _ in run:
-                pass
-            ui_state.run_store().save(run.trace)
-            traces.append(run.trace)
-            st.write(f"{_label(run.method.id)}: done in {run.trace.totals.latency_ms:.0f} ms")
+            runs.prepare(bench)
+        for run in started:
+            status.update(label=f"Running {runs.label(run.method.id)}…")
+            traces.append(runs.finish(run, ui_state.run_store()))
+            st.write(f"{runs.label(run.method.id)}: done in {run.trace.totals.latency_ms:.0f} ms")
         status.update(label=f"Ran {count}", state="complete", expanded=False)
     return tuple(traces)
 
@@ -90,16 +87,16 @@ def _sources(trace: Trace, known: Pack) -> dict[str, tuple[str, str]]:
 
 def _summary_row(trace: Trace, shared: int) -> dict[str, Any]:
     answer = trace.answer
-    gold, scores = grade_trace(trace, pack)
+    gold, scores = runs.grade(trace, pack)
     judged = VERDICT_MARK[verdict(scores if gold else None, answer.refused)] if answer else "no answer"
-    return {"method": _label(trace.method), "answer": answer.text if answer else "", "correct?": judged,
+    return {"method": runs.label(trace.method), "answer": answer.text if answer else "", "correct?": judged,
             "F1": scores.f1 if scores else None, "latency ms": trace.totals.latency_ms,
-            "LLM calls": trace.totals.llm_calls, "evidence": len(answer_evidence(trace)), "shared docs": shared}
+            "LLM calls": trace.totals.llm_calls, "evidence": len(runs.answer_evidence(trace)), "shared docs": shared}
 
 
 def _summary(traces: tuple[Trace, ...]) -> None:
     """The verdicts and costs side by side first, so the details below are read knowing who got it right."""
-    rows = [_summary_row(t, shared) for t, shared in zip(traces, shared_evidence(traces))]
+    rows = [_summary_row(t, shared) for t, shared in zip(traces, runs.shared_evidence(traces))]
     if all(row["F1"] is None for row in rows):  # a question of one's own: F1 against nothing means nothing
         rows = [{k: v for k, v in row.items() if k != "F1"} for row in rows]
     st.dataframe(rows, key="compare.summary", hide_index=True, width="stretch",
@@ -125,25 +122,25 @@ def _answers_note(traces: tuple[Trace, ...]) -> None:
 
 def _method_column(trace: Trace) -> None:
     key = f"compare.{trace.method}"
-    st.subheader(_label(trace.method))
+    st.subheader(runs.label(trace.method))
     if trace.answer is None:
         st.warning("This run ended without an answer; open it in Explore to see why.")
     else:
-        gold, scores = grade_trace(trace, pack)
+        gold, scores = runs.grade(trace, pack)
         render_answer(trace.answer, key=f"{key}.answer", sources=_sources(trace, pack), gold=gold, scores=scores,
                       explained=False)
     totals = trace.totals
     st.markdown(f"**{totals.latency_ms:,.0f} ms** latency · **{totals.llm_calls}** LLM calls · "
                 f"**{totals.tokens_in + totals.tokens_out:,}** tokens")
     with st.expander("Parameters used"):
-        st.json(trace.params, expanded=True)
+        st.json(runs.recorded_settings(trace), expanded=True)
     if st.button("Open in Explore", key=f"{key}.open", icon=":material/explore:"):
         ui_state.show_trace(trace)
 
 
 def _overlap_chart(traces: tuple[Trace, ...]) -> None:
-    result = trace_overlap(traces)
-    labels = [f"{_label(m)} ({len(d)})" for m, d in zip(result.methods, result.docs)]
+    result = runs.trace_overlap(traces)
+    labels = [f"{runs.label(m)} ({len(d)})" for m, d in zip(result.methods, result.docs)]
     counts = [[f"{c} of {u}" for c, u in zip(crow, urow)] for crow, urow in zip(result.common, result.union)]
     figure = go.Figure(go.Heatmap(
         z=result.share, x=labels, y=labels, zmin=0.0, zmax=1.0, colorscale="Blues", text=counts,
@@ -167,7 +164,7 @@ def _graphs(traces: tuple[Trace, ...]) -> None:
         return
     for column, trace in _in_rows(with_graph):
         with column:
-            st.markdown(f"**{_label(trace.method)}** · final graph after round {trace.iterations}")
+            st.markdown(f"**{runs.label(trace.method)}** · final graph after round {trace.iterations}")
             _draw_graph(trace)
 
 
@@ -189,9 +186,10 @@ def _results(traces: tuple[Trace, ...]) -> None:
 st.header("Compare methods")
 st.caption(f"One question, several methods on **{md_text(pack.info.title or pack.info.name)}**, each with "
            "the parameters set below. Every run is saved to History.")
-ids = tuple(sorted(method_ids(), key=lambda m: m != BASELINE))  # the baseline first, then the registry's order
+# the baseline first, then the registry's order
+ids = tuple(sorted(runs.method_choices(), key=lambda m: m != BASELINE))
 picked = st.multiselect("Methods", ids, default=list(ids[:MAX_METHODS]), max_selections=MAX_METHODS,
-                        key="compare.methods", format_func=_label,
+                        key="compare.methods", format_func=runs.label,
                         help=f"Two to {MAX_METHODS} methods; each runs with the parameters in its expander below.")
 methods = tuple(m for m in ids if m in picked)  # in that order too, whatever order they were picked in
 params = _method_params(methods)
@@ -200,9 +198,9 @@ st.selectbox("Example questions from the pack", [q.question for q in pack.questi
 question = st.text_area("Question", key="compare.question", height=80,
                         placeholder="e.g. Where was the doctoral advisor of … born?")
 if st.button("Run", type="primary", key="compare.run", disabled=not methods):
-    runs = _start_all(workbench, question, params)
-    if runs:
-        ui_state.set_compare_traces(_execute(workbench, runs))
+    started = _start_all(workbench, question, params)
+    if started:
+        ui_state.set_compare_traces(_execute(workbench, started))
 if len(methods) == 1 and len(ids) > 1:
     st.caption("Add a second method to compare side by side.")
 

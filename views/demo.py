@@ -20,9 +20,8 @@ from components.safe import md_text
 from components.steps import render_step
 from components.timeline import pick_round, round_label, show_round
 from components.trace_view import rounds_of, sources_of
-from engine.evaluation.metrics import grade_trace
-from engine.methods.base import METHODS, method_ids
-from engine.tour import Tour
+from engine.app import runs
+from engine.app.runs import Tour
 from engine.trace import AnswerStep, Trace
 
 PACE_SECONDS = 3.0  # per round by default: time to read a caption aloud
@@ -47,10 +46,6 @@ workbench = ui_state.current_workbench()
 pack = workbench.pack
 
 
-def _label(method: str) -> str:
-    return METHODS[method].label
-
-
 def _view_key(method: str) -> str:
     return f"demo.view.{method}"
 
@@ -63,7 +58,7 @@ def _go_to_stop(method: str, trace: Trace) -> None:
 
 def _start() -> None:
     """Start button: a new tour, asked in the background, played from its first stop once that is ready."""
-    ui_state.start_tour(Tour(workbench, method_ids(), save=ui_state.run_store().save))
+    ui_state.start_tour(runs.new_tour(workbench, ui_state.run_store()))
     st.session_state.pop(_STOP, None)
     st.session_state[_PLAYING] = True
 
@@ -112,7 +107,7 @@ def _asking_line(tour: Tour) -> None:
         return
     text_col, stop_col = st.columns([5, 1], vertical_alignment="center")
     so_far = f"{ready} of {len(tour.methods)} stops ready; " if ready else ""
-    text_col.caption(f":material/hourglass_top: {so_far}asking **{md_text(_label(asking))}** for stop "
+    text_col.caption(f":material/hourglass_top: {so_far}asking **{md_text(runs.label(asking))}** for stop "
                      f"{ready + 1}…")
     stop_col.button("Stop asking", key="demo.cancel", width="stretch", on_click=tour.stop,
                     help="Stop asking further stops; the tour keeps the stops it has.")
@@ -143,13 +138,13 @@ def _draw_stop(trace: Trace, method: str, position: int, total: int, pace: float
     key = _view_key(method)
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        st.subheader(f"Stop {position} of {total}: {_label(method)}")
+        st.subheader(f"Stop {position} of {total}: {runs.label(method)}")
         st.markdown(f"**Question:** {md_text(trace.question)}")
         chosen, _ = pick_round(rounds_of(trace), key=f"{key}.round", trace_id=trace.id, playable=False)
         if pace is not None:
             st.caption(f":material/play_circle: Playing {round_label(chosen)}; the tour moves on in {pace:g} s.")
         if trace.answer is not None:
-            gold, scores = grade_trace(trace, pack)
+            gold, scores = runs.grade(trace, pack)
             render_answer(trace.answer, key=f"{key}.answer", sources=sources_of(trace), gold=gold, scores=scores)
         else:
             st.info("This run stopped before it answered; its steps so far are below.")
@@ -158,7 +153,8 @@ def _draw_stop(trace: Trace, method: str, position: int, total: int, pace: float
         with right:
             render_graph(trace.steps, chosen, key=f"{key}.graph.{trace.id}")
     with left if graph else right:
-        st.caption(METHODS[method].description + (f" — {METHODS[method].paper}" if METHODS[method].paper else ""))
+        info = runs.method_info(method)
+        st.caption(info.description + (f" — {info.paper}" if info.paper else ""))
         _round_details(trace, chosen, key)
     return chosen
 
@@ -204,7 +200,7 @@ with st.container(key=STOP_BOX):
                         on_click=_toggle_play)
         back_col.button("Previous stop", key="demo.back", width="stretch", on_click=_step_stop, args=(traces, -1))
         on_col.button("Next stop", key="demo.on", width="stretch", on_click=_step_stop, args=(traces, 1))
-        stop = stops_col.radio("Stop", order, key=_STOP, horizontal=True, format_func=_label, on_change=_pause,
+        stop = stops_col.radio("Stop", order, key=_STOP, horizontal=True, format_func=runs.label, on_change=_pause,
                                label_visibility="collapsed")
         total = len(order) if tour.done else len(tour.methods) - len(tour.left_out)
         shown_round = _draw_stop(traces[stop], stop, order.index(stop) + 1, total, pace if playing else None)

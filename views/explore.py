@@ -6,8 +6,6 @@ the step-through view of its rounds spans the page below them.
 
 from __future__ import annotations
 
-from typing import Any
-
 import streamlit as st
 
 import ui_state
@@ -16,12 +14,9 @@ from components.params import param_inputs, widget_values
 from components.safe import md_text
 from components.steps import render_step
 from components.trace_view import render_trace, sources_of
+from engine.app import runs
+from engine.app.runs import Partial, Run
 from engine.errors import RagscopeError
-from engine.evaluation.metrics import grade_trace
-from engine.live import Partial
-from engine.methods.base import METHODS, method_ids
-from engine.methods.plugins import load_plugins
-from engine.params import param_specs
 from engine.trace import Trace
 
 QUESTION = "explore.question"
@@ -65,18 +60,19 @@ def _follow_opened_trace() -> None:
     if opened is None:
         return
     st.session_state[QUESTION] = opened.question
-    if opened.method in METHODS:
+    if opened.method in runs.method_choices():
         st.session_state[ui_state.EXPLORE_METHOD] = opened.method
-        specs = param_specs(METHODS[opened.method].Params)
-        st.session_state.update(widget_values(specs, opened.params, key=f"explore.params.{opened.method}"))
+        specs = (*runs.method_info(opened.method).params, *runs.POLICY_PARAMS)
+        st.session_state.update(widget_values(specs, runs.recorded_settings(opened),
+                                              key=f"explore.params.{opened.method}"))
 
 
-def _stream(run) -> None:
+def _stream(run: Run) -> None:
     """Show steps as they come and, below them, the reply of the model call in flight as it is written
     (backends that stream); the call's step replaces it. A run this page started in an earlier script run
     (or before a reload) first shows the steps it has taken so far. Steps are kept on the Run, so a Stop
     loses nothing."""
-    label = METHODS[run.head.method].label if run.head.method in METHODS else run.head.method
+    label = runs.label(run.head.method)
     with st.status(md_text(f"{label} is answering: {run.head.question}"), expanded=True) as status:
         steps, writing = st.container(), st.empty()
         earlier = list(run.steps)
@@ -101,7 +97,7 @@ def _params_line(params: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in params.items()) or "the method's defaults"
 
 
-def _stop_previous(run: Any) -> None:
+def _stop_previous(run: Run | None) -> None:
     """A new question while this session's run is still going: the user has moved on, so that run stops
     (and is saved with its steps so far) instead of sharing the model with the new one unseen."""
     if run is None or run.finished:
@@ -110,7 +106,7 @@ def _stop_previous(run: Any) -> None:
     st.toast(f"Stopped the {run.method.label} run on the previous question; its steps so far are in History.")
 
 
-def _finish(run) -> None:
+def _finish(run: Run) -> None:
     """Show the finished run (saved to History by the run itself when it ended) and redraw: the page then
     shows it once, in the step-through view, with its question, method and parameters in the boxes (a box
     edited while the run streamed would otherwise disagree)."""
@@ -122,17 +118,17 @@ def _finish(run) -> None:
 
 def _summary(trace: Trace) -> None:
     """The result's header: method, backend, cost, the question asked, and how to come back to it."""
-    label = METHODS[trace.method].label if trace.method in METHODS else trace.method
-    st.markdown(md_text(f"{label} · {trace.backend} · {trace.totals.latency_ms:.0f} ms · "
+    asked = _params_line(runs.recorded_settings(trace))
+    st.markdown(md_text(f"{runs.label(trace.method)} · {trace.backend} · {trace.totals.latency_ms:.0f} ms · "
                         f"{trace.totals.llm_calls} LLM calls · question: {trace.question}"))
     if ui_state.run_store().has(trace.id):  # saved: a reload or a shared link opens it
         if ui_state.linked_run() != trace.id:
             ui_state.link_run(trace.id)
-        st.caption(md_text(f"parameters: {_params_line(trace.params)} · link to this run: ?run={trace.id}"))
+        st.caption(md_text(f"parameters: {asked} · link to this run: ?run={trace.id}"))
     else:
         if ui_state.linked_run() is not None:
             ui_state.link_run(None)
-        st.caption(md_text(f"parameters: {_params_line(trace.params)} · a replayed trace, not saved"))
+        st.caption(md_text(f"parameters: {asked} · a replayed trace, not saved"))
 
 
 st.header("Explore")
@@ -140,17 +136,19 @@ st.caption(md_text(f"Knowledge pack: {pack.info.title or pack.info.name} · {len
                    f"{len(pack.questions)} example questions"))
 _open_linked_run()
 _follow_opened_trace()
-ids = method_ids()
-for problem in load_plugins().problems:  # a broken plugin of the user's is left out, and said so here
-    st.warning(md_text(str(problem)), icon=":material/extension_off:")
+ids = runs.method_choices()
+for problem in runs.plugin_problems():  # a broken plugin of the user's is left out, and said so here
+    st.warning(md_text(problem), icon=":material/extension_off:")
 ui_state.default_method("vanilla" if "vanilla" in ids else ids[0])  # the baseline: others are compared with it
 
 controls, result = st.columns([2, 3], gap="large")
 with controls:
-    method = st.selectbox("Method", ids, key=ui_state.EXPLORE_METHOD, format_func=lambda m: METHODS[m].label)
-    st.caption(f"{METHODS[method].description}" + (f" — *{METHODS[method].paper}*" if METHODS[method].paper else ""))
+    method = st.selectbox("Method", ids, key=ui_state.EXPLORE_METHOD, format_func=runs.label)
+    info = runs.method_info(method)
+    st.caption(f"{info.description}" + (f" — *{info.paper}*" if info.paper else ""))
     with st.expander("Parameters"):
-        params = param_inputs(param_specs(METHODS[method].Params), key=f"explore.params.{method}")
+        params = param_inputs(info.params, key=f"explore.params.{method}")
+        policy = param_inputs(runs.POLICY_PARAMS, key=f"explore.params.{method}")  # the run's, below the method's
     st.selectbox("Example questions from the pack", [q.question for q in pack.questions], index=None,
                  key="explore.example", on_change=_use_example, placeholder="Choose one, or type your own below")
     question = st.text_area("Question", key=QUESTION, height=80,
@@ -159,9 +157,9 @@ with controls:
     asked = run_col.button("Run", type="primary", key="explore.run", width="stretch")
     if asked:
         _stop_previous(ui_state.live_run())
-        qid = next((q.id for q in pack.questions if q.question == " ".join(question.split())), "")
         try:
-            started = workbench.start(question, method, params, question_id=qid)
+            started = runs.start(workbench, question, method, params, policy=runs.answer_policy(policy),
+                                 question_id=runs.pack_question_id(pack, question))
             ui_state.start_live_run(started)
             ui_state.link_run(started.head.id)  # a reload mid-run finds the run by this id
         except RagscopeError as exc:
@@ -179,7 +177,7 @@ with result:
         _finish(live)
     elif live is not None:  # asked just now, or earlier and the page was redrawn or reloaded since
         with st.spinner("Preparing the index (first run only)…"):
-            workbench.retrieval.ensure_index()
+            runs.prepare(workbench)
         _stream(live)
     elif trace is None:  # a newcomer's first view: what this is, and where the tour is
         with st.container(border=True):
@@ -189,7 +187,7 @@ with result:
         st.info("Pick an example or type a question, then press **Run**.")
     else:
         _summary(trace)
-        gold, scores = grade_trace(trace, pack)
+        gold, scores = runs.grade(trace, pack)
         if trace.answer is not None:
             render_answer(trace.answer, key="explore.view.answer", sources=sources_of(trace), gold=gold,
                           scores=scores)
@@ -206,7 +204,7 @@ with st.expander("Replay a saved trace"):
     uploaded = st.file_uploader("Trace JSON", type=["json"], key="explore.upload")
     if uploaded is not None and st.button("Replay", key="explore.replay"):
         try:
-            ui_state.open_trace(Trace.from_json(uploaded.getvalue().decode("utf-8"), uploaded.name))
+            ui_state.open_trace(runs.replay(uploaded.getvalue().decode("utf-8"), uploaded.name))
             st.rerun()
         except (RagscopeError, UnicodeDecodeError) as exc:
             st.error(md_text(str(exc)))

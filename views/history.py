@@ -6,8 +6,8 @@ import streamlit as st
 
 import ui_state
 from components.safe import md_text
+from engine.app.runs import RunSummary
 from engine.errors import RagscopeError
-from engine.runs import RunSummary
 
 PAGE = "history"
 LISTED = 200
@@ -39,8 +39,8 @@ def _delete(run_id: str) -> None:
     deleted = store.delete(run_id)
     ui_state.set_pending_delete(None)
     ui_state.bump_history_table()  # row i is another run now: drop the selection
-    ui_state.post_notice(PAGE, ui_state.Notice("success" if deleted else "error",
-                                               f"Deleted run {run_id}." if deleted else f"Run {run_id} was already gone."))
+    text = f"Deleted run {run_id}." if deleted else f"Run {run_id} was already gone."
+    ui_state.post_notice(PAGE, ui_state.Notice("success" if deleted else "error", text))
 
 
 def _notice() -> None:
@@ -61,7 +61,8 @@ def _open(run_id: str) -> None:
 
 def _confirm_delete(run: RunSummary) -> None:
     with st.container(border=True):
-        st.warning(md_text(f"Delete the {run.method} run of “{run.question[:120]}” ({run.id})? This cannot be undone."))
+        st.warning(md_text(f"Delete the {run.method} run of “{run.question[:120]}” ({run.id})? "
+                           "This cannot be undone."))
         with st.container(horizontal=True):
             st.button("Delete for good", key="history.confirm_delete", type="primary", on_click=_delete,
                       args=(run.id,), icon=":material/delete_forever:")

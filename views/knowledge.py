@@ -8,18 +8,11 @@ from pathlib import Path
 import streamlit as st
 
 import ui_state
-from components.retrieval import query_terms
 from components.safe import highlight_terms, md_text
+from engine.app import packs
+from engine.app.packs import ALLOWED_SUFFIXES, MAX_UPLOAD_MB, MinedRule, MiningConfig, Pack, Rule, SavedRules, Upload
+from engine.app.runs import Workbench
 from engine.errors import PackError, RagscopeError
-from engine.graph.neighbourhood import entity_choices, fact_rows, hub_entity, neighbourhood_step
-from engine.knowledge.records import Pack, Rule
-from engine.knowledge.summary import unloadable_pack
-from engine.knowledge.uploads import ALLOWED_SUFFIXES, MAX_UPLOAD_BYTES, MAX_UPLOAD_MB, Upload, build_pack_from_uploads
-from engine.rules.mining import MinedRule, MiningConfig, mine_rules, mined_pack_rules, mined_rows
-from engine.rules.overview import rule_rows, statistics_rows
-from engine.rules.store import SavedRules, is_bundled, save_rules, save_rules_as_copy
-from engine.rules.text import rule_text
-from engine.runner import Workbench
 from engine.trace import GraphDeltaStep
 
 PAGE = "knowledge"
@@ -36,7 +29,7 @@ def overview(pack: Pack) -> None:
         try:
             row = ui_state.pack_summary(str(folder)).row()
         except PackError as exc:  # one broken folder must not hide the other packs
-            row = unloadable_pack(name, str(exc)).row()
+            row = packs.unloadable_pack(name, str(exc)).row()
         rows.append({**row, "pack": name})  # the folder name is what the sidebar lists
     problems = any(r["problem"] for r in rows)
     st.dataframe(rows, hide_index=True, width="stretch", key=f"{PAGE}.packs",
@@ -68,7 +61,7 @@ def documents(workbench: Workbench) -> None:
 def search_results(workbench: Workbench, query: str, k: int) -> None:
     try:
         with st.spinner("Searching (the first search also builds the index)…"):
-            hits = workbench.retrieval.search(query, k=k, retriever="hybrid")
+            hits = packs.search(workbench.retrieval, query, k)
     except RagscopeError as exc:
         st.error(md_text(str(exc)))  # may quote a path, URL or a server's words
         return
@@ -76,7 +69,7 @@ def search_results(workbench: Workbench, query: str, k: int) -> None:
         st.info("Nothing matched. Try other words, or check the Index tab.")
         return
     st.caption(f"{len(hits)} best chunks by hybrid retrieval (dense + BM25, reciprocal-rank fusion)")
-    terms = query_terms(query)
+    terms = packs.query_terms(query)
     for i, hit in enumerate(hits):
         with st.container(border=True):
             head, button = st.columns([6, 1], vertical_alignment="center")
@@ -112,20 +105,20 @@ def document_viewer(pack: Pack) -> None:
 
 def graph(path: str) -> None:
     kg = ui_state.knowledge_graph(path)
-    choices = entity_choices(kg)
+    choices = packs.entity_choices(kg)
     if not choices:
         st.info("This pack has no facts yet. Add a triples.tsv (head⇥relation⇥tail[⇥time]) to browse its graph.")
         return
     left, right = st.columns([3, 1])
-    entity = left.selectbox("Entity", choices, index=choices.index(hub_entity(kg)), key=f"{PAGE}.entity",
+    entity = left.selectbox("Entity", choices, index=choices.index(packs.hub_entity(kg)), key=f"{PAGE}.entity",
                             help="Type to filter; the list holds every entity that has at least one fact.")
     limit = right.number_input("Facts at most", 5, 500, 50, step=5, key=f"{PAGE}.fact_limit")
     facts = kg.facts_about(entity, limit=int(limit))
     total = kg.graph.degree(entity)
     st.caption(f"{len(facts)} of {total} facts about {md_text(entity)}"
                + (" — raise the limit to see the rest" if total > len(facts) else ""))
-    draw_neighbourhood(neighbourhood_step(entity, facts))
-    st.dataframe(fact_rows(facts), hide_index=True, width="stretch", key=f"{PAGE}.facts",
+    draw_neighbourhood(packs.neighbourhood_step(entity, facts))
+    st.dataframe(packs.fact_rows(facts), hide_index=True, width="stretch", key=f"{PAGE}.facts",
                  height=table_height(len(facts)))
 
 
@@ -148,7 +141,7 @@ def rules(path: str, pack: Pack) -> None:
         mining(path, pack)
         return
     # Numbers before the long text column, so they stay in view on a laptop screen.
-    st.dataframe(rule_rows(pack.rules), hide_index=True, width="stretch", key=f"{PAGE}.rules",
+    st.dataframe(packs.rule_rows(pack.rules), hide_index=True, width="stretch", key=f"{PAGE}.rules",
                  height=table_height(len(pack.rules)), column_order=["id", "rule", "support", "confidence", "text"],
                  column_config={
                      "rule": st.column_config.TextColumn("rule", width="large"),
@@ -172,7 +165,7 @@ def mining(path: str, pack: Pack) -> None:
         if st.button("Mine", key=f"{PAGE}.mine"):
             bar = st.progress(0.0, text="Walking rule bodies…")
             try:
-                ui_state.set_mined_rules(path, mine_rules(pack.triples, config,
+                ui_state.set_mined_rules(path, packs.mine(pack, config,
                                                           progress=lambda done, total: bar.progress(done / total)))
                 st.session_state[f"{PAGE}.leave_out"] = []  # ids are per mining: m003 may now be another rule
             except RagscopeError as exc:  # e.g. the time limit on a huge KG: say so, keep the page
@@ -201,21 +194,21 @@ def mined_table(path: str, mined: tuple[MinedRule, ...]) -> None:
     if not mined:
         st.info("No rule passes these thresholds; lower them and mine again.")
         return
-    rows = mined_rows(mined)
+    rows = packs.mined_rows(mined)
     st.success(f"{counted(len(mined), 'rule')} mined. Leave out any you do not want, then save the rest into the pack.")
     st.dataframe(rows, hide_index=True, width="stretch", key=f"{PAGE}.mined_table", height=table_height(len(rows)))
-    save_mined(path, mined_pack_rules(mined))
+    save_mined(path, packs.mined_pack_rules(mined))
 
 
 def save_mined(path: str, rules: tuple[Rule, ...]) -> None:
-    labels = {r.id: f"{r.id}: {rule_text(r.head, r.body)}" for r in rules}
+    labels = {r.id: f"{r.id}: {packs.rule_text(r.head, r.body)}" for r in rules}
     left_out = st.multiselect("Leave out", list(labels), key=f"{PAGE}.leave_out", format_func=labels.__getitem__,
                               help="Rules not to save; every other mined rule goes into the pack's rules.jsonl.")
     kept = len(rules) - len(left_out)
-    bundled = is_bundled(path)
+    bundled = packs.is_bundled(path)
     if bundled:
         st.caption(f"This pack ships with ragscope and is not changed. The rules go into a copy of it under "
-                   f"{md_text(str(ui_state.settings().home / 'packs'))}, which becomes the current pack.")
+                   f"{md_text(str(ui_state.settings().packs))}, which becomes the current pack.")
         st.text_input("Name of the copy", value=f"{Path(path).name}-mined", max_chars=64, key=f"{PAGE}.copy_name",
                       help="Letters, digits, '-' and '_'; it becomes the new pack's folder name.")
     st.button(f"Save {counted(kept, 'rule')} into {'a copy of ' if bundled else ''}the pack", key=f"{PAGE}.save_rules",
@@ -229,10 +222,8 @@ def save_clicked(path: str, rules: tuple[Rule, ...], bundled: bool) -> None:
     kept = [r for r in rules if r.id not in left_out]
     name = st.session_state[f"{PAGE}.copy_name"].strip() if bundled else Path(path).name
     try:
-        if bundled:
-            saved = save_rules_as_copy(path, ui_state.settings().home / "packs", name, ui_state.available_packs(), kept)
-        else:
-            saved = save_rules(path, kept)
+        saved = packs.save_mined(path, kept, ui_state.settings(), copy_as=name if bundled else None,
+                                 existing=ui_state.available_packs() if bundled else ())
     except PackError as exc:  # every problem; the pack's rules.jsonl is as it was
         ui_state.post_notice(PAGE, ui_state.Notice("error", problems_text("Nothing was saved", exc.problems)))
         return
@@ -253,7 +244,7 @@ def saved_text(name: str, saved: SavedRules) -> str:
 
 def recomputed(path: str, pack: Pack) -> None:
     with st.spinner("Walking every rule body through the graph…"):
-        rows = statistics_rows(ui_state.knowledge_graph(path), pack.rules)
+        rows = packs.statistics_rows(ui_state.knowledge_graph(path), pack.rules)
     cut = [r["id"] for r in rows if r.get("note")]  # recounts stopped by the time limit: not drift
     if cut:
         st.info(f"{len(cut)} rules were not fully recomputed in time: {md_text(', '.join(cut))}")
@@ -298,9 +289,8 @@ def build_clicked() -> None:
     uploads = [Upload(f.name, f.getvalue()) for f in st.session_state[f"{PAGE}.uploads"] or []]
     bar = st.progress(0.0, text="Starting…")
     try:
-        target = build_pack_from_uploads(uploads, name, ui_state.settings().home / "packs",
-                                         ui_state.available_packs(), max_bytes=MAX_UPLOAD_BYTES,
-                                         progress=lambda fraction, text: bar.progress(fraction, text=text))
+        target = packs.build_from_uploads(uploads, name, ui_state.settings(), ui_state.available_packs(),
+                                          progress=lambda fraction, text: bar.progress(fraction, text=text))
     except PackError as exc:  # IngestError too: every problem, and nothing was written
         ui_state.post_notice(PAGE, ui_state.Notice("error", problems_text("Nothing was written", exc.problems)))
         return
@@ -330,7 +320,6 @@ def problems_text(outcome: str, problems: list[str]) -> str:
 
 
 def index(workbench: Workbench) -> None:
-    retrieval = workbench.retrieval
     status = st.container()
     if st.button("Sync index", key=f"{PAGE}.sync", type="primary",
                  help="Embed new or changed chunks and drop removed ones (incremental)"):
@@ -338,43 +327,36 @@ def index(workbench: Workbench) -> None:
     with status:
         try:
             with st.spinner("Opening the index…"):
-                name, indexed = retrieval.index.name, retrieval.index.count()
+                found = packs.index_status(workbench.retrieval)
         except Exception as exc:  # noqa: BLE001 — a Chroma server that is down must not take the page down
             st.error(md_text(f"The index cannot be opened: {type(exc).__name__}: {exc}"))
             return
-        index_status(workbench, name, indexed)
+        index_status(found)
 
 
-def index_status(workbench: Workbench, name: str, indexed: int) -> None:
-    chunks = len(workbench.retrieval.chunks)
-    settings = workbench.retrieval.settings
+def index_status(found: packs.IndexStatus) -> None:
     left, right = st.columns(2)
-    left.metric("Chunks in the pack", chunks)
-    right.metric("Chunks in the index", indexed, delta=indexed - chunks or None, delta_color="off")
-    where = settings.chroma_url or str(settings.index_dir)
-    st.caption(f"Collection `{name}` · encoder `{workbench.retrieval.embedder.id}` · {md_text(where)}")
-    if indexed == chunks:
+    left.metric("Chunks in the pack", found.chunks)
+    right.metric("Chunks in the index", found.indexed, delta=found.indexed - found.chunks or None, delta_color="off")
+    st.caption(f"Collection `{found.name}` · encoder `{found.encoder}` · {md_text(found.where)}")
+    if found.indexed == found.chunks:
         st.success("The index holds as many chunks as the pack.")
     else:
         st.warning("The index and the pack differ; press **Sync index** (the first search also syncs it).")
 
 
 def sync(workbench: Workbench) -> None:
-    from engine.retrieval.index import with_eta
-    from engine.retrieval.suite import Retrieval  # a fresh one: the shared one syncs only once per process
-
     bar = st.progress(0.0, text="Comparing the pack with the index…")
-    fresh = Retrieval(workbench.pack, workbench.retrieval.settings, embedder=workbench.retrieval.embedder)
     try:
-        report = fresh.ensure_index(progress=with_eta(lambda p: bar.progress(
-            p.done / max(p.total, 1), text=f"Embedding {p.describe()}")))
+        report = packs.sync_index(workbench.pack, workbench.retrieval.settings, shared=workbench.retrieval,
+                                  progress=lambda p: bar.progress(p.done / max(p.total, 1),
+                                                                  text=f"Embedding {p.describe()}"))
     except Exception as exc:  # noqa: BLE001 — encoder or Chroma failures are shown, never raised
         bar.empty()
         st.error(md_text(f"Syncing failed: {type(exc).__name__}: {exc}"))
         return
     bar.progress(1.0, text="Index synced")
-    if report is not None:
-        st.success(f"Synced: {report.added} chunks embedded, {report.removed} removed, {report.kept} unchanged.")
+    st.success(f"Synced: {report.added} chunks embedded, {report.removed} removed, {report.kept} unchanged.")
 
 
 # ---- the page ------------------------------------------------------------------------------------

@@ -1,32 +1,28 @@
 """Models: which backends are ready, load a local HF model, try a model, point at an OpenAI-compatible server.
 
-torch is never imported here: loading goes through engine.llm.hf and the GPU check through
-engine.llm.gpu, both of which import it inside functions, only when the user asks (DESIGN §11).
+torch is never imported here: loading and the GPU check go through engine.app.models, which imports it
+only when the user asks (DESIGN §11).
 """
 
 from __future__ import annotations
-
-import shlex
 
 import streamlit as st
 
 import ui_state
 from components.safe import md_text
-from engine.errors import BackendError
-from engine.llm.chat import ChatModel, GenerationSettings, Message
-from engine.llm.gpu import NO_GPU_HINT, gib, gpu_status
-from engine.llm.hf import (
+from engine.app import models
+from engine.app.models import (
     CPU_QUANTIZATION_REASON,
     DEVICES,
     DTYPES,
+    NO_GPU_HINT,
     QUANTIZATIONS,
+    ChatModel,
     HfChatModel,
     HfModelConfig,
-    load_hf_model,
-    loaded_hf_model,
-    unload_hf_model,
+    gib,
 )
-from engine.llm.openai import OpenAIChatModel, check_connection, check_model
+from engine.errors import BackendError
 
 PAGE = "models"
 QUANTIZATION_HELP = ("auto = 4-bit NF4 with double quantization on CUDA, full precision on the CPU; "
@@ -41,7 +37,7 @@ DTYPE_HELP = ("Precision of unquantized weights: auto = bf16 on a GPU and on CPU
 
 def backends() -> None:
     configs = ui_state.backend_configs()
-    loaded = loaded_hf_model()
+    loaded = models.loaded_local()
     offline, hf, server = st.columns(3)
     with offline.container(border=True, height="stretch"):
         st.markdown("**offline**")
@@ -94,7 +90,7 @@ def local_model() -> None:
     if submitted:
         load(HfModelConfig(path=path.strip(), quantization=quantization, device=device, eager_attention=attention,
                            dtype=dtype))
-    if loaded_hf_model() is not None and st.button("Unload", key=f"{PAGE}.unload",
+    if models.loaded_local() is not None and st.button("Unload", key=f"{PAGE}.unload",
                                                    help="Free the model's memory (for every session)"):
         unload()
 
@@ -106,26 +102,25 @@ def load(config: HfModelConfig) -> None:
     ui_state.release_workbenches()  # a workbench holding the previous model would keep it in memory
     try:
         with st.spinner(f"Loading {config.path} — a large model takes a minute or two…"):
-            model = load_hf_model(config)
+            model = models.load_local(config)
     except BackendError as exc:
         st.error(md_text(str(exc)))  # may quote a path, URL or a server's words
         return
     except Exception as exc:  # noqa: BLE001 — whatever transformers raises, the app stays up
         st.error(md_text(f"{config.path}: loading failed: {type(exc).__name__}: {exc}"))
         return
-    options = {"model": config.path, "quantization": config.quantization, "device": config.device,
-               "dtype": config.dtype, "attention": config.eager_attention}
-    ui_state.configure_backend(ui_state.BackendConfig("hf", f"hf: {model.model}", ui_state.options_tuple(options)))
-    ui_state.set_notice(PAGE, f"Loaded **{md_text(model.model)}** on {model.device}. "
-                              f"Pick *hf: {md_text(model.model)}* under **Model** in the sidebar.")
+    ui_state.configure_backend(models.local_backend(model))
+    ui_state.post_notice(PAGE, ui_state.Notice("success", f"Loaded **{md_text(model.model)}** on {model.device}. "
+                                                          f"Pick *hf: {md_text(model.model)}* under **Model** in "
+                                                          "the sidebar."))
     st.rerun()  # the sidebar lists backends when it is drawn; a rerun lets it offer this one
 
 
 def unload() -> None:
     ui_state.release_workbenches()
-    unload_hf_model()
+    models.unload_local()
     ui_state.forget_backend("hf")
-    ui_state.set_notice(PAGE, "The local model was unloaded and its memory released.")
+    ui_state.post_notice(PAGE, ui_state.Notice("success", "The local model was unloaded and its memory released."))
     st.rerun()
 
 
@@ -138,7 +133,7 @@ def gpu(model: HfChatModel | None) -> None:
     if model is None and not st.toggle("Check the GPU", key=f"{PAGE}.gpu",
                                        help="Imports torch, which takes a few seconds the first time"):
         return
-    status = gpu_status()
+    status = models.gpu_status()
     if not status.available:
         st.info(f"No CUDA GPU here ({status.reason}). {NO_GPU_HINT}")
         return
@@ -148,18 +143,6 @@ def gpu(model: HfChatModel | None) -> None:
 
 
 # ---- method training for the loaded model ---------------------------------------------------------
-
-
-def train_r2ag_command(pack_path: str, config: HfModelConfig) -> str:
-    """The CLI line that trains R2AG's R2-Former and projection for this model on this pack."""
-    parts = ["python", "-m", "engine", "train-r2ag", "--pack", pack_path, "--backend", "hf", "--model", config.path]
-    if config.quantization != "auto":
-        parts += ["--quantization", config.quantization]
-    if config.device != "auto":
-        parts += ["--device", config.device]
-    if config.dtype != "auto":
-        parts += ["--dtype", config.dtype]
-    return shlex.join(parts)
 
 
 def r2ag_training(model: HfChatModel | None) -> None:
@@ -173,7 +156,7 @@ def r2ag_training(model: HfChatModel | None) -> None:
     st.caption("R2AG injects its vectors only with a checkpoint trained for the loaded model; without one it "
                "only re-ranks. Run this in a terminal (it trains with the model's LM loss, a GPU helps); R2AG "
                "finds the checkpoint by itself afterwards.")
-    st.code(train_r2ag_command(pack_path, model.config), language="bash")
+    st.code(models.train_r2ag_command(pack_path, model.config), language="bash")
 
 
 # ---- try a model ---------------------------------------------------------------------------------
@@ -185,12 +168,9 @@ def chat_models(model: HfChatModel | None) -> dict[str, ChatModel]:
     if model is not None:
         found[f"hf: {model.model}"] = model
     server = ui_state.backend_configs().get("openai")
-    if server is not None:
-        options = dict(server.options)
-        try:
-            found[server.label] = OpenAIChatModel(options["base_url"], options["model"], options.get("api_key", ""))
-        except BackendError:
-            pass  # it was validated when configured; a changed library would show up on the server form
+    chat = models.server_chat(server) if server is not None else None
+    if server is not None and chat is not None:
+        found[server.label] = chat
     return found
 
 
@@ -216,7 +196,7 @@ def generate(model: ChatModel, prompt: str, max_new_tokens: int) -> None:
         return
     try:
         with st.spinner("Generating…"):
-            completion = model.complete([Message("user", prompt)], GenerationSettings(max_new_tokens=max_new_tokens))
+            completion = models.try_prompt(model, prompt, max_new_tokens)
     except BackendError as exc:
         st.error(md_text(str(exc)))  # may quote a path, URL or a server's words
         return
@@ -255,7 +235,7 @@ def server() -> None:
 def check_server(base_url: str, model: str, api_key: str) -> None:
     try:
         with st.spinner("Asking the server for its models…"):
-            ids = check_connection(base_url, api_key)
+            ids = models.server_models(base_url, api_key)
     except BackendError as exc:
         st.error(md_text(str(exc)))  # may quote a path, URL or a server's words
         return
@@ -272,16 +252,15 @@ def use_server(base_url: str, model: str, api_key: str) -> None:
         st.error("Give the model name (Check connection lists the ids the server offers).")
         return
     try:
-        chat = OpenAIChatModel(base_url, model, api_key)  # validates the URL and settings, sends nothing
         with st.spinner("Checking that the server answers and offers the model…"):
-            check_model(chat.base_url, model, api_key)
+            config = models.use_server(base_url, model, api_key)
     except BackendError as exc:
         kept = " The server set up before stays in use." if "openai" in ui_state.backend_configs() else ""
         st.error(md_text(f"Not accepted: {exc}.{kept}"))  # may quote a path, URL or a server's words
         return
-    options = {"base_url": chat.base_url, "model": model, "api_key": api_key}
-    ui_state.configure_backend(ui_state.BackendConfig("openai", f"openai: {model}", ui_state.options_tuple(options)))
-    ui_state.set_notice(PAGE, f"Pick *openai: {md_text(model)}* under **Model** in the sidebar.")
+    ui_state.configure_backend(config)
+    ui_state.post_notice(PAGE, ui_state.Notice("success", f"Pick *openai: {md_text(model)}* under **Model** in "
+                                                          "the sidebar."))
     st.rerun()
 
 
@@ -290,12 +269,12 @@ def use_server(base_url: str, model: str, api_key: str) -> None:
 
 def main() -> None:
     st.header("Models")
-    notice = ui_state.take_notice(PAGE)
-    if notice:
-        st.success(notice)
+    notice = ui_state.pop_notice(PAGE)
+    if notice is not None:
+        st.success(notice.text)
     backends()
     local_model()
-    model = loaded_hf_model()
+    model = models.loaded_local()
     gpu(model)
     r2ag_training(model)
     try_prompt(model)

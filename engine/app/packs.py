@@ -107,14 +107,14 @@ def index_status(retrieval: Retrieval) -> IndexStatus:
 
 
 def sync_index(pack: Pack, settings: Settings, progress: Callable[[IndexProgress], None] | None = None, *,
-               shared: Retrieval | None = None) -> tuple[Retrieval, SyncReport]:
+               shared: Retrieval | None = None) -> SyncReport:
     """Embed the pack's new or changed chunks and drop removed ones (incremental), then open (or build) its
     BM25 index, reporting progress with an ETA. A fresh Retrieval, reusing `shared`'s encoder when given: a
     shared one syncs only once per process."""
     fresh = Retrieval(pack, settings, embedder=shared.embedder if shared is not None else None)
     report = fresh.ensure_index(progress=with_eta(progress) if progress is not None else None)
     assert report is not None, "a fresh Retrieval has not synced yet"
-    return fresh, report
+    return report
 
 
 # ---- new packs ----------------------------------------------------------------------------------------
@@ -144,10 +144,11 @@ def mine(pack: Pack, config: MiningConfig, progress: Callable[[int, int], None] 
     return mine_rules(pack.triples, config, progress=progress)
 
 
-def save_mined(path: str, rules: Sequence[Rule], settings: Settings, *, copy_name: str = "",
+def save_mined(path: str, rules: Sequence[Rule], settings: Settings, *, copy_as: str | None = None,
                existing: Iterable[str] = ()) -> SavedRules:
-    """`rules` added to the pack at `path`'s rules.jsonl, or, with a `copy_name`, to a new copy of it in the
-    user's packs folder (a bundled pack is never changed). PackError on any problem, and nothing changed."""
-    if copy_name:
-        return save_rules_as_copy(path, settings.packs, copy_name, existing, rules)
+    """`rules` added to the pack at `path`'s rules.jsonl, or, with `copy_as`, to a new copy of it by that name
+    in the user's packs folder (how a bundled pack gets rules: it is never changed; an empty or taken name
+    is refused). PackError on any problem, and nothing changed."""
+    if copy_as is not None:
+        return save_rules_as_copy(path, settings.packs, copy_as, existing, rules)
     return save_rules(path, rules)

@@ -8,16 +8,18 @@ the pages import runs only from here, never the runner, the store or the method 
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from engine.codec import to_jsonable
 from engine.evaluation.compare import answer_evidence, shared_evidence, trace_overlap
-from engine.evaluation.metrics import AnswerScores, grade_trace, verdict
+from engine.evaluation.metrics import AnswerScores, grade_trace
 from engine.knowledge.records import Pack
 from engine.live import Partial
 from engine.methods.base import METHODS, method_ids
 from engine.methods.plugins import load_plugins
-from engine.params import ParamSpec, param_specs
+from engine.params import AnswerPolicy, ParamSpec, build_params, param_specs, split_policy
 from engine.runner import Run, Workbench
 from engine.runs import RunStore, RunSummary
 from engine.settings import Settings
@@ -26,10 +28,10 @@ from engine.trace import Trace
 from engine.warmup import Warmup
 
 __all__ = [
-    "AnswerScores", "LiveRuns", "MethodInfo", "Partial", "Run", "RunStore", "RunSummary", "Tour", "Warmup",
-    "Workbench", "answer_evidence", "finish", "grade", "label", "method_choices", "method_info", "new_tour",
-    "open_store", "open_workbench", "pack_question_id", "plugin_problems", "replay", "shared_evidence", "start",
-    "trace_overlap", "verdict", "warm_up",
+    "POLICY_PARAMS", "AnswerPolicy", "AnswerScores", "LiveRuns", "MethodInfo", "Partial", "Run", "RunStore",
+    "RunSummary", "Tour", "Warmup", "Workbench", "answer_evidence", "answer_policy", "finish", "grade", "label",
+    "method_choices", "method_info", "new_tour", "open_store", "open_workbench", "pack_question_id", "plugin_problems",
+    "prepare", "recorded_settings", "replay", "shared_evidence", "start", "trace_overlap", "warm_up",
 ]
 
 
@@ -62,6 +64,22 @@ def label(method_id: str) -> str:
     return METHODS[method_id].label if method_id in METHODS else method_id
 
 
+POLICY_PARAMS: tuple[ParamSpec, ...] = param_specs(AnswerPolicy)  # the run's options beside the method's
+
+
+def answer_policy(values: Mapping[str, Any]) -> AnswerPolicy:
+    """The run's answer policy from its inputs (built from POLICY_PARAMS); RagscopeError when one is out of bounds."""
+    return build_params(AnswerPolicy, dict(values))
+
+
+def recorded_settings(trace: Trace) -> dict[str, Any]:
+    """The method parameters and answer policy a run was asked with, in one dict (the boxes a page refills,
+    the line it shows); a trace saved before issue 24 kept its policy among its params."""
+    params, named = split_policy(trace.params)
+    policy = trace.policy or named
+    return {**params, **(to_jsonable(policy) if policy is not None else {})}
+
+
 def plugin_problems() -> tuple[str, ...]:
     """Why each of the user's plugins that failed to load was left out."""
     return tuple(str(problem) for problem in load_plugins().problems)
@@ -82,10 +100,17 @@ def pack_question_id(pack: Pack, question: str) -> str:
     return next((q.id for q in pack.questions if q.question == asked), "")
 
 
+def prepare(workbench: Workbench) -> None:
+    """Sync the pack's index before the first run (once per process; free afterwards)."""
+    workbench.retrieval.ensure_index()
+
+
 def start(workbench: Workbench, question: str, method: str, params: dict[str, Any] | None = None, *,
-          question_id: str = "") -> Run:
-    """A run ready to execute; a question or parameters that cannot be asked raise here, before any work."""
-    return workbench.start(question, method, params, question_id=question_id)
+          question_id: str = "", policy: AnswerPolicy | None = None) -> Run:
+    """A run ready to execute; a question or parameters that cannot be asked raise here, before any work.
+    `policy` settles the answer (default AnswerPolicy(); `params` naming min_confidence, as the CLI's `-p`
+    does, set it too)."""
+    return workbench.start(question, method, params, question_id=question_id, policy=policy)
 
 
 def finish(run: Run, store: RunStore) -> Trace:

@@ -121,7 +121,8 @@ def test_a_parameter_set_in_a_methods_expander_reaches_only_that_methods_run(com
     at = _run(compare, "When was Grace Hopper born?", ["vanilla", "rulerag"])
     assert not at.exception
     traces = {t.method: t for t in at.session_state[ui_state._COMPARE]}
-    assert traces["vanilla"].params == {"k": 2, "retriever": "hybrid", "min_confidence": 0.0}
+    assert traces["vanilla"].params == {"k": 2, "retriever": "hybrid"}
+    assert traces["vanilla"].policy.min_confidence == 0.0  # the run's answer policy, from the same expander
     assert traces["rulerag"].params["k"] == 10  # its own default, untouched
     assert _summary(at).loc["vanilla", "evidence"] == 2
     assert {"k": 2, "retriever": "hybrid", "min_confidence": 0.0} in [json.loads(j.value) for j in at.json]

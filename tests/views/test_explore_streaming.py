@@ -25,15 +25,16 @@ def chat_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatServer]:
 def served_app(open_app, chat_server: ChatServer):
     """Explore on the mini pack with the fake server chosen in the sidebar (chosen before the first run:
     AppTest does not rerun the sidebar afterwards)."""
-    import ui_state
     from streamlit.testing.v1 import AppTest
+
+    from engine.app.models import BackendConfig
 
     from paths import ROOT
 
     open_app()  # puts the mini pack in place
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.query_params["pack"] = "mini"
-    at.session_state["app.backend_configs"] = {"openai": ui_state.BackendConfig(
+    at.session_state["app.backend_configs"] = {"openai": BackendConfig(
         "openai", "openai (fake)", (("base_url", chat_server.url), ("model", MODEL)))}
     at.session_state["app.backend"] = "openai"
     return at.run()
