@@ -1,4 +1,4 @@
-"""RuleRAG-FT generator side: LoRA-tune a causal LM on rule prompts (engine/methods/rulerag/generator_lora.py)."""
+"""RuleRAG-FT generator side: LoRA-tune a causal LM on rule prompts (engine/methods/rulerag/training.py)."""
 
 import sys
 from pathlib import Path
@@ -7,7 +7,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a file from anywhere: `python scripts/finetune_generator_lora.py`
     sys.path.insert(0, str(ROOT))
 
-from engine.methods.rulerag.generator_lora import main  # noqa: E402
+from engine.methods.rulerag.training import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -149,12 +149,12 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[int], 
 @pytest.fixture()
 def no_training(monkeypatch: pytest.MonkeyPatch) -> None:
     import engine.methods.r2ag.training
-    import engine.methods.rulerag.finetune
+    import engine.methods.rulerag.training
 
     def stub(*args: object, **kwargs: object) -> None:
         raise Trained
 
-    monkeypatch.setattr(engine.methods.rulerag.finetune, "train_query_encoder", stub)
+    monkeypatch.setattr(engine.methods.rulerag.training, "train_query_encoder", stub)
     monkeypatch.setattr(engine.methods.r2ag.training, "train_r2ag", stub)
 
 

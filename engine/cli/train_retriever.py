@@ -18,7 +18,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from engine.knowledge.loader import load_pack
-    from engine.methods.rulerag.finetune import FinetuneConfig, train_query_encoder, with_config
+    from engine.methods.rulerag.training import FinetuneConfig, train_query_encoder, with_config
     from engine.settings import Settings
 
     if any(v is not None and v < 1 for v in (args.epochs, args.max_steps)):

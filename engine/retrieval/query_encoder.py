@@ -3,7 +3,7 @@
 RGFT trains only the query side, with the document encoder frozen, so the Chroma index built by the
 base embedder stays valid: documents keep their base vectors and only queries are encoded by the
 fine-tuned copy. A trained encoder lives in `<home>/finetuned/<pack key>-<embedder id>/` with a
-`manifest.json` written by `engine.methods.rulerag.finetune`.
+`manifest.json` written by `engine.methods.rulerag.training`.
 """
 
 from __future__ import annotations

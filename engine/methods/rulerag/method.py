@@ -33,7 +33,9 @@ from engine.rules.matching import (
     match_rules,
 )
 from engine.rules.text import RULE_QUERY_FORMS, rule_query
-from engine.methods.rulerag.reader import LlmRuleReader, OfflineRuleReader, RuleReader
+from engine.methods.rulerag.llm import LlmRuleReader
+from engine.methods.rulerag.offline import OfflineRuleReader
+from engine.methods.rulerag.tools import RuleReader
 from engine.tools.llm_call import error_step
 from engine.trace import DecisionStep, Hit, RetrievalStep, RulesMatchedStep, Step
 

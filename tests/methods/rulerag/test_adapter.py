@@ -1,4 +1,4 @@
-"""RuleRAG-FT on the hf backend: the LoRA adapter from generator_lora is active for the rule reader only."""
+"""RuleRAG-FT on the hf backend: the LoRA adapter from training.py is active for the rule reader only."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ TELLER = "Of which country was Edward Teller a citizen by birth?"
 
 @pytest.fixture(scope="module")
 def adapter_dir(tiny_llama, tmp_path_factory, ragscope_home):
-    from engine.methods.rulerag.generator_lora import main
+    from engine.methods.rulerag.training import main
 
     out = tmp_path_factory.mktemp("rulerag_lora") / "adapter"
     assert main(["--model", str(tiny_llama), "--pack", str(DEMO_PACK), "--out", str(out), "--steps", "1",

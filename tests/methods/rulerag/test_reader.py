@@ -8,7 +8,8 @@ from engine.knowledge.records import Rule, Triple
 from engine.rules.application import apply_rules
 from engine.rules.matching import ScoredRule
 from engine.tools.base import IDK, Reader, Reading
-from engine.methods.rulerag.reader import LlmRuleReader, OfflineRuleReader, build_rule_prompt
+from engine.methods.rulerag.llm import LlmRuleReader, build_rule_prompt
+from engine.methods.rulerag.offline import OfflineRuleReader
 from engine.trace import ErrorStep, Hit, LlmCallStep
 from fake_chat import AttentiveChat, FailingChat, ScriptedChat, fixed
 
@@ -118,7 +119,7 @@ def test_offline_reader_falls_back_to_the_extractive_reader_when_no_rule_applies
 
 def test_offline_reader_shows_each_bound_a_rule_walk_hit_as_an_error_step(monkeypatch):
     # issue 15: a walk the time limit cuts adds no candidate, and the trace says so
-    monkeypatch.setattr("engine.methods.rulerag.reader.apply_rules",
+    monkeypatch.setattr("engine.methods.rulerag.offline.apply_rules",
                         lambda kg, entity, rules: apply_rules(kg, entity, rules, seconds=-1.0))
     result = OfflineRuleReader(KG, StubReader()).read(QUESTION, EVIDENCE, [BIRTH])
     assert (result.reading.answer, result.rule_id) == ("extractive", "")

@@ -8,7 +8,8 @@ import pytest
 
 from engine.graph.kg import KnowledgeGraph
 from engine.knowledge.records import Rule, Triple
-from engine.methods.rulerag.reader import LlmRuleReader, RuleReading
+from engine.methods.rulerag.llm import LlmRuleReader
+from engine.methods.rulerag.tools import RuleReading
 from engine.rules.matching import ScoredRule
 from engine.tools.base import IDK
 from engine.tools.llm_reader import FALLBACK_CONFIDENCE

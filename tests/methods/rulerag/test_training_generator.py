@@ -1,4 +1,5 @@
-"""RuleRAG-FT generator LoRA (scripts/finetune_generator_lora.py): five-block rule prompts from the pack, one training step on a tiny Llama."""
+"""RuleRAG-FT generator side (training.py, scripts/finetune_generator_lora.py): five-block rule prompts from the
+pack, one training step on a tiny Llama."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 
 import pytest
 
-from engine.methods.rulerag.generator_lora import build_examples
+from engine.methods.rulerag.training import build_examples
 from paths import DEMO_PACK, ROOT
 
 pytest.importorskip("peft")

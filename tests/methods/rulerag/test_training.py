@@ -1,4 +1,5 @@
-"""RGFT-retriever: pairs from questions + rules, the held-out split, recall@k and a tiny training run."""
+"""RuleRAG-FT retriever side (training.py): pairs from questions + rules, the held-out split, the supporting
+share at k (reported as recall@k) and a tiny training run."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import pytest
 from engine.knowledge.records import Rule
 from engine.retrieval.query_encoder import QueryEncoderManifest, finetuned_dir, read_manifest
 from engine.retrieval.suite import Retrieval, pack_key
-from engine.methods.rulerag.finetune import FinetuneConfig, TrainingPair, build_pairs, recall_at, split_pairs, train_query_encoder
+from engine.methods.rulerag.training import (
+    FinetuneConfig, TrainingPair, build_pairs, split_pairs, supporting_share_at, train_query_encoder,
+)
 from engine.rules.text import rule_query
 from engine.settings import Settings
 
@@ -69,8 +72,8 @@ def test_recall_counts_the_share_of_supporting_docs_in_the_top_k():
     docs = np.eye(3, dtype=np.float32)
     queries = np.array([[1.0, 0.5, 0.0], [0.0, 0.0, 1.0]], dtype=np.float32)
     pairs = [TrainingPair("a", "", "", (), ("d0", "d2")), TrainingPair("b", "", "", (), ("d1",))]
-    assert recall_at(queries, docs, ["d0", "d1", "d2"], pairs, 1) == 0.25
-    assert recall_at(queries, docs, ["d0", "d1", "d2"], pairs, 3) == 1.0
+    assert supporting_share_at(queries, docs, ["d0", "d1", "d2"], pairs, 1) == 0.25
+    assert supporting_share_at(queries, docs, ["d0", "d1", "d2"], pairs, 3) == 1.0
 
 
 def test_manifest_round_trips_through_json_and_tolerates_unknown_keys():
