@@ -1,10 +1,14 @@
-"""Evaluate: methods × the pack's questions with progress and Stop; metrics by method and question type."""
+"""Evaluate: methods × the pack's questions with progress and Stop; metrics by method and question type.
+
+Glue over engine.app.evaluations, the loop `python -m engine eval` runs too: the evaluation is asked in a
+background thread this page follows, named in the URL (`?eval=`) so a reload or a link opens it again."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -13,15 +17,15 @@ import ui_state
 from components.glossary import ECE, METRICS
 from components.reliability import render_reliability
 from components.safe import md_text
+from engine.app.evaluations import (OVERALL, EvaluationJob, JournalSummary, evaluations, metric_rows, pick_questions,
+                                    plan_evaluation, question_types)
 from engine.errors import RagscopeError
-from engine.evaluation.calibration import reliability_by_method
-from engine.evaluation.compare import OVERALL, metric_rows, pick_questions, results_csv
-from engine.evaluation.journal import JournalSummary
-from engine.evaluation.runner import failed_trace, score_trace, summarise
-from engine.knowledge.records import QUESTION_TYPES, Question
 from engine.methods.base import METHODS, method_ids
-from engine.runner import Workbench
-from engine.trace import Trace
+
+if TYPE_CHECKING:
+    from engine.evaluation.journal import JournalPlan
+    from engine.knowledge.records import Question
+    from engine.runner import Workbench
 
 CHARTS = {"coverage": "Answered", "acc_answered": "Accuracy over answered", "acc": "Accuracy over all",
           "crag_score": "CRAG score", "f1": "F1", "recall@5": "Recall@5"}
@@ -29,9 +33,11 @@ PERCENT, SCORE = st.column_config.NumberColumn(format="percent"), st.column_conf
 BASELINE = "vanilla"
 QUESTION_COLUMNS = ["method", "question_id", "type", "question", "gold", "answer", "outcome", "confidence", "em",
                     "f1", "acc", "recall_5", "evidence_len", "latency_ms", "llm_calls", "tokens"]
+POLL_SECONDS = 0.25  # how often the progress bar follows the background evaluation
 
 workbench = ui_state.current_workbench()
 pack = workbench.pack
+service = evaluations(ui_state.settings().evaluations)
 
 
 def _label(method: str) -> str:
@@ -42,40 +48,50 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def _start(selection: ui_state.Selection, methods: list[str], questions: list[Question]) -> None:
-    # Question-major order: a run stopped half-way has every method on the same questions.
-    plan = tuple((q, m) for q in questions for m in methods)
-    ui_state.start_evaluation(ui_state.EvaluationJob(selection=selection, plan=plan))
+def _workbench_for(plan: JournalPlan) -> Workbench:
+    """A saved evaluation goes on with its own pack, backend and model, whatever the sidebar shows now."""
+    return ui_state.workbench(plan.pack_path, plan.backend, plan.options)
 
 
-def _ask(bench: Workbench, question: Question, method: str) -> Trace:
+def _start(methods: list[str], questions: list[Question]) -> None:
+    job = service.begin(plan_evaluation(workbench, methods, questions), workbench)
+    st.query_params["eval"] = job.id  # the link reopens this evaluation after a reload
+
+
+def _resume(job: EvaluationJob) -> None:
+    service.resume(job, _workbench_for)
+
+
+def _open(journal_id: str) -> None:
+    st.query_params["eval"] = journal_id
+
+
+def _current() -> EvaluationJob | None:
+    """The evaluation the URL names, read back from disk after a reload, or None (saying why if it cannot)."""
+    wanted = st.query_params.get("eval")
+    if not wanted:
+        return None
     try:
-        return bench.ask(question.question, method, question_id=question.id)
-    except RagscopeError as exc:  # e.g. an over-long imported question: scored as refused, never fatal
-        return failed_trace(bench, method, question, str(exc))
+        return service.open(wanted, _workbench_for)
+    except RagscopeError as exc:
+        st.error(md_text(f"Could not reopen evaluation {wanted}: {exc}"))
+        del st.query_params["eval"]
+        return None
 
 
-def _progress_text(job: ui_state.EvaluationJob) -> str:
-    if job.done >= job.total:
+def _progress_text(job: EvaluationJob) -> str:
+    step = job.next_step()
+    if step is None:
         return f"{job.total} of {job.total} done"
-    question, method = job.plan[job.done]
-    return f"{job.done} of {job.total} done · next: {_label(method)} on {question.id}"
+    question_id, method = step
+    return f"{job.done} of {job.total} done · next: {_label(method)} on {question_id}"
 
 
-def _continue(job: ui_state.EvaluationJob) -> None:
-    """Ask the planned questions from where the job stands; the stop flag is read between questions."""
-    chosen = job.selection
-    bench = ui_state.workbench(chosen.pack_path, chosen.backend, chosen.options)
+def _follow(job: EvaluationJob) -> None:
+    """The progress bar, until the background evaluation ends; Stop, clicked meanwhile, reruns the page."""
     bar = st.progress(job.done / job.total, text=_progress_text(job))
-    with st.spinner("Preparing the index (first run only)…"):
-        bench.retrieval.ensure_index()
-    while job.running:
-        question, method = job.plan[job.done]
-        trace = _ask(bench, question, method)
-        # Stored before the next Streamlit call: a rerun interrupts the script there, not here.
-        job = ui_state.record_evaluation(score_trace(trace, question), trace)
+    while not job.wait(POLL_SECONDS):
         bar.progress(job.done / job.total, text=_progress_text(job))
-        job = ui_state.evaluation() or job  # Stop, clicked in another run, lands in session state
     bar.empty()
 
 
@@ -115,8 +131,8 @@ def _coverage(rows: list[dict]) -> None:
             format="%.2f", help="share correct − share wrong (hallucinated); a refusal counts 0")})
 
 
-def _metrics(job: ui_state.EvaluationJob) -> None:
-    report = summarise(job.results)
+def _metrics(job: EvaluationJob) -> None:
+    report = job.report()
     rows = metric_rows(report)
     st.subheader("Metrics")
     _coverage(rows)
@@ -135,24 +151,22 @@ def _metrics(job: ui_state.EvaluationJob) -> None:
                        icon=":material/download:")
 
 
-def _calibration(job: ui_state.EvaluationJob) -> None:
+def _calibration(job: EvaluationJob) -> None:
     st.subheader("Calibration")
-    diagrams = reliability_by_method(job.results)
+    diagrams = job.reliability()
     render_reliability(diagrams, labels={m: _label(m) for m in diagrams}, key="evaluate.reliability")
 
 
-def _open_selected(job: ui_state.EvaluationJob, rows: list[int]) -> None:
-    """A newly selected row opens its trace once; a selection still there on return does not bounce back."""
-    if not rows:
-        if job.opened_row is not None:
-            ui_state.set_evaluation(replace(job, opened_row=None))
-        return
-    if rows[0] != job.opened_row and rows[0] < len(job.traces):
-        ui_state.set_evaluation(replace(job, opened_row=rows[0]))
-        ui_state.show_trace(job.traces[rows[0]])
+def _open_selected(job: EvaluationJob, rows: list[int]) -> None:
+    """A newly selected row opens its trace in Explore; a selection still there on return does not bounce back."""
+    traces = job.traces
+    if rows and rows[0] < len(traces):
+        opened = ui_state.current_trace()
+        if opened is None or opened.id != traces[rows[0]].id:
+            ui_state.show_trace(traces[rows[0]])
 
 
-def _questions(job: ui_state.EvaluationJob) -> None:
+def _questions(job: EvaluationJob) -> None:
     st.subheader("Per question")
     st.caption("Select a row to open that question's trace in Explore.")
     table = [{c: asdict(r)[c] for c in QUESTION_COLUMNS} for r in job.results]
@@ -160,20 +174,22 @@ def _questions(job: ui_state.EvaluationJob) -> None:
                          on_select="rerun", selection_mode="single-row",
                          column_config={"latency_ms": st.column_config.NumberColumn("latency ms", format="%.0f"),
                                         "question": st.column_config.TextColumn(width="large")})
-    st.download_button("Download per-question CSV", results_csv(job.results), file_name="results.csv",
+    st.download_button("Download per-question CSV", job.results_csv(), file_name="results.csv",
                        mime="text/csv", key="evaluate.download_csv", on_click="ignore", icon=":material/download:")
     _open_selected(job, event.selection.rows)
 
 
-def _results(job: ui_state.EvaluationJob) -> None:
+def _results(job: EvaluationJob) -> None:
+    if job.error:
+        st.error(md_text(job.error))
     if job.stopped and job.done < job.total:
         st.warning(f"Stopped after {job.done} of {job.total} runs; the results so far are below. "
                    "**Resume** goes on from there.")
     if not job.results:
         return
-    chosen = job.selection
-    st.caption(f"{job.done} runs on pack `{chosen.pack_path.rsplit('/', 1)[-1]}` with backend `{chosen.backend}`. "
-               f"Kept on disk: reloading this page (its link ends in `?eval={job.journal_id}`) reopens it, "
+    plan = job.plan
+    st.caption(f"{job.done} runs on pack `{plan.pack_path.rsplit('/', 1)[-1]}` with backend `{plan.backend}`. "
+               f"Kept on disk: reloading this page (its link ends in `?eval={job.id}`) reopens it, "
                "and an interrupted run goes on where it stopped.")
     _metrics(job)
     _calibration(job)
@@ -187,7 +203,7 @@ def _past_row(past: JournalSummary, current: str) -> dict[str, object]:
             "done": f"{past.done} of {past.total}", "state": state}
 
 
-def _past(journals: list[JournalSummary], job: ui_state.EvaluationJob | None) -> None:
+def _past(journals: list[JournalSummary], job: EvaluationJob | None) -> None:
     """The evaluations kept on disk, any of which opens here again (a stopped one can then be resumed)."""
     if not journals:
         return
@@ -195,26 +211,21 @@ def _past(journals: list[JournalSummary], job: ui_state.EvaluationJob | None) ->
     st.subheader("Past evaluations")
     st.caption("Kept on disk, last written first. Select one and press **Open** to see its results here; "
                "a stopped one can then be resumed, an interrupted one goes on by itself.")
-    current = job.journal_id if job else ""
+    current = job.id if job else ""
     event = st.dataframe([_past_row(p, current) for p in journals], key="evaluate.past", hide_index=True,
                          width="stretch", on_select="rerun", selection_mode="single-row",
                          column_config={"methods": st.column_config.TextColumn(width="medium")})
     rows = event.selection.rows
     chosen = journals[rows[0]] if rows and rows[0] < len(journals) else None
     st.button("Open", key="evaluate.open", type="primary", icon=":material/open_in_browser:",
-              disabled=chosen is None or chosen.id == current, on_click=ui_state.open_evaluation,
+              disabled=chosen is None or chosen.id == current, on_click=_open,
               args=(chosen.id if chosen else "",))
 
 
 st.header("Evaluate")
 st.caption(f"Methods × the questions of **{md_text(pack.info.title or pack.info.name)}**, each method with its "
            "default parameters.")
-job = ui_state.evaluation()
-if job is not None:
-    st.query_params["eval"] = job.journal_id  # the link reopens this evaluation after a reload
-notice = ui_state.pop_notice("evaluate")
-if notice is not None:
-    st.error(md_text(notice.text))
+job = _current()
 running = job is not None and job.running
 if not pack.questions:
     st.info("This pack has no questions to evaluate on. Add a `questions.jsonl` to the pack, or import a "
@@ -223,8 +234,7 @@ else:
     ids = sorted(method_ids(), key=lambda m: m != BASELINE)  # the baseline first, then the registry's order
     methods = st.multiselect("Methods", ids, default=ids, key="evaluate.methods", format_func=_label,
                              disabled=running)
-    present = [t for t in QUESTION_TYPES if any(q.type == t for q in pack.questions)]
-    present += sorted({q.type for q in pack.questions} - set(present))
+    present = question_types(pack)
     type_col, limit_col = st.columns([3, 1])
     types = type_col.multiselect("Question types", present, default=present, key="evaluate.types",
                                  disabled=running)
@@ -236,16 +246,16 @@ else:
                f"{_count(len(chosen) * len(methods), 'run')}")
     run_col, stop_col, resume_col, _ = st.columns([1, 1, 1, 5])
     run_col.button("Run", type="primary", key="evaluate.run", width="stretch", disabled=running or not chosen
-                   or not methods, on_click=_start, args=(ui_state.selection(), methods, chosen))
-    # Created before the loop below, so it can be clicked while questions are being asked.
+                   or not methods, on_click=_start, args=(methods, chosen))
+    # Drawn before the progress bar below, so it can be clicked while questions are being asked.
     stop_col.button("Stop", key="evaluate.stop", width="stretch", disabled=not running,
-                    on_click=ui_state.stop_evaluation)
-    resume_col.button("Resume", key="evaluate.resume", width="stretch", on_click=ui_state.resume_evaluation,
-                      disabled=job is None or not job.stopped or job.done >= job.total,
+                    on_click=job.stop if job is not None else None)
+    resume_col.button("Resume", key="evaluate.resume", width="stretch", on_click=_resume, args=(job,),
+                      disabled=job is None or running or not job.stopped or job.done >= job.total,
                       help="Go on with the stopped evaluation shown below from where it stopped.")
 
 if job is not None and job.running:
-    _continue(job)
+    _follow(job)
     st.rerun()  # the buttons and filters above were drawn for a running job; draw them for a finished one
 if job is None:
     st.info("Choose methods and question types, then press **Run**. Results stay here while you look at "
@@ -253,4 +263,4 @@ if job is None:
 else:
     st.divider()
     _results(job)
-_past(ui_state.past_evaluations(), job)
+_past(service.past(), job)

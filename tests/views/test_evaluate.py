@@ -3,15 +3,45 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import ui_state
+from engine.app.evaluations import EvaluationJob, Evaluations, evaluations
+from engine.evaluation.journal import Journal, new_journal_id
 from engine.methods.base import METHODS, method_ids
+from engine.settings import Settings
 
 MINI_QUESTIONS = 6
+
+
+def _linked(at: AppTest) -> str:
+    """The evaluation id in the page's URL (`?eval=`)."""
+    value = at.query_params["eval"]
+    return value[0] if isinstance(value, list) else value
+
+
+def _job(at: AppTest) -> EvaluationJob:
+    """The evaluation the page shows: the one its link names, open in this process (the page's service)."""
+    return evaluations(Settings().evaluations).open(_linked(at), lambda plan: pytest.fail("nothing to resume"))
+
+
+def _saved_copy(job: EvaluationJob, done: int, *, stopped: bool) -> str:
+    """A new evaluation on disk with `job`'s plan and its first `done` answers, stopped or interrupted."""
+    journal = Journal(Settings().evaluations, new_journal_id())
+    journal.write_plan(replace(job.plan, stopped=stopped))
+    for result, trace in zip(job.results[:done], job.traces[:done]):
+        journal.append(result, trace)
+    return journal.id
+
+
+def _opened(at: AppTest, journal_id: str) -> AppTest:
+    """The page following a link to `journal_id`, as after a reload."""
+    at.query_params["eval"] = journal_id
+    return at.run()
 
 
 @pytest.fixture()
@@ -60,7 +90,7 @@ def _reliability_traces(at: AppTest) -> dict[str, dict]:
 
 
 def test_running_shows_a_reliability_diagram_per_method_and_an_ece_column(evaluated):
-    job = evaluated.session_state[ui_state._EVALUATION]
+    job = _job(evaluated)
     overall = _table(evaluated, "scope").set_index("method")
     overall = overall[overall["scope"] == "overall"]
     traces = _reliability_traces(evaluated)
@@ -95,29 +125,25 @@ def test_filters_choose_the_questions_that_are_asked(evaluate):
 
 
 def test_a_stopped_run_keeps_and_shows_the_results_so_far(evaluated):
-    job = evaluated.session_state[ui_state._EVALUATION]
-    evaluated.session_state[ui_state._EVALUATION] = ui_state.EvaluationJob(
-        selection=job.selection, plan=job.plan, journal_id=job.journal_id, results=job.results[:3],
-        traces=job.traces[:3], stopped=True)
-    at = evaluated.run()
+    job = _job(evaluated)
+    at = _opened(evaluated, _saved_copy(job, 3, stopped=True))
+    assert not at.exception
     assert any(f"Stopped after 3 of {job.total}" in w.value for w in at.warning)
     assert len(_table(at, "question_id")) == 3
-    assert evaluated.session_state[ui_state._EVALUATION].done == 3  # not resumed
+    assert _job(at).done == 3 and not _job(at).running  # not resumed
 
 
 def test_an_interrupted_run_goes_on_from_where_it_was(evaluated):
-    job = evaluated.session_state[ui_state._EVALUATION]
-    evaluated.session_state[ui_state._EVALUATION] = ui_state.EvaluationJob(
-        selection=job.selection, plan=job.plan, journal_id=job.journal_id, results=job.results[:2],
-        traces=job.traces[:2])
-    at = evaluated.run()
+    job = _job(evaluated)
+    at = _opened(evaluated, _saved_copy(job, 2, stopped=False))
     assert not at.exception
-    resumed = at.session_state[ui_state._EVALUATION]
-    assert resumed.done == job.total and resumed.traces[:2] == job.traces[:2]
+    resumed = _job(at)
+    assert resumed.id != job.id and resumed.done == job.total and resumed.traces[:2] == job.traces[:2]
+    assert len(_table(at, "question_id")) == job.total
 
 
 def test_selecting_a_row_opens_that_questions_trace_in_explore(evaluated):
-    job = evaluated.session_state[ui_state._EVALUATION]
+    job = _job(evaluated)
     evaluated.session_state["evaluate.questions"] = {"selection": {"rows": [4], "columns": []}}
     at = evaluated.run()
     opened = at.session_state[ui_state._TRACE]
@@ -125,17 +151,16 @@ def test_selecting_a_row_opens_that_questions_trace_in_explore(evaluated):
 
 
 def test_a_reload_reopens_the_evaluation_from_its_link(evaluated, open_app):
-    job = evaluated.session_state[ui_state._EVALUATION]
-    assert evaluated.query_params["eval"] in (job.journal_id, [job.journal_id])
+    job = _job(evaluated)
     reloaded = open_app()  # a new browser session: nothing in session state
-    reloaded.query_params["eval"] = job.journal_id
+    reloaded.query_params["eval"] = job.id
     at = reloaded.switch_page("views/evaluate.py").run()
     assert not at.exception
-    again = at.session_state[ui_state._EVALUATION]
-    assert again.done == job.total and [t.id for t in again.traces] == [t.id for t in job.traces]
-    assert again.results == job.results
+    assert _job(at) is job  # the process's own, not a second copy that could be asked again
     assert len(_table(at, "question_id")) == job.total
     assert _reliability_traces(at) == _reliability_traces(evaluated)
+    from_disk = Evaluations(Settings().evaluations).open(job.id, lambda plan: pytest.fail("nothing to resume"))
+    assert from_disk.results == job.results and [t.id for t in from_disk.traces] == [t.id for t in job.traces]
 
 
 def test_a_link_to_an_unknown_evaluation_says_so(open_app):
@@ -148,7 +173,7 @@ def test_a_link_to_an_unknown_evaluation_says_so(open_app):
 
 
 def test_coverage_and_accuracy_over_answered_stand_beside_accuracy_over_all(evaluated):
-    job = evaluated.session_state[ui_state._EVALUATION]
+    job = _job(evaluated)
     table = _table(evaluated, "accuracy over answered").set_index("method")
     assert list(table.columns) == ["questions", "answered", "accuracy over answered", "accuracy over all",
                                    "CRAG score"]
@@ -179,40 +204,47 @@ def test_a_few_answers_come_with_a_warning_that_their_ece_is_rough(evaluated):
     assert any("Few answers to judge calibration by" in w.value for w in evaluated.warning)
 
 
-def _stopped_after(at: AppTest, done: int) -> AppTest:
-    """The page's job cut back to its first `done` results and stopped, on disk as in session."""
-    job = at.session_state[ui_state._EVALUATION]
-    at.session_state[ui_state._EVALUATION] = ui_state.EvaluationJob(
-        selection=job.selection, plan=job.plan, journal_id=job.journal_id, results=job.results[:done],
-        traces=job.traces[:done], stopped=True)
-    return at.run()
-
-
 def test_resume_goes_on_with_a_stopped_run_from_where_it_stopped(evaluated):
-    job = evaluated.session_state[ui_state._EVALUATION]
-    at = _stopped_after(evaluated, 3)
+    job = _job(evaluated)
+    at = _opened(evaluated, _saved_copy(job, 3, stopped=True))
     assert not at.button(key="evaluate.resume").disabled
     at = at.button(key="evaluate.resume").click().run()
     assert not at.exception
-    resumed = at.session_state[ui_state._EVALUATION]
+    resumed = _job(at)
     assert not resumed.stopped and resumed.done == job.total and resumed.traces[:3] == job.traces[:3]
     assert at.button(key="evaluate.resume").disabled  # nothing left to resume
 
 
+def test_a_stopped_run_whose_pack_changed_is_not_resumed(evaluated):
+    job = _job(evaluated)
+    at = _opened(evaluated, _saved_copy(replace_plan(job, fingerprint="0123456789abcdef"), 3, stopped=True))
+    at = at.button(key="evaluate.resume").click().run()
+    assert not at.exception
+    refused = _job(at)
+    assert refused.stopped and refused.done == 3 and not refused.running
+    errors = [e.value for e in at.error]  # markdown-escaped: the message's parentheses carry backslashes
+    assert any("documents differ" in e and "fingerprint 0123456789abcdef" in e for e in errors), errors
+
+
+def replace_plan(job: EvaluationJob, **changes) -> EvaluationJob:  # noqa: ANN003
+    """`job`'s answers under a plan with `changes`, as a journal written on another pack would hold them."""
+    return EvaluationJob(replace(job.plan, **changes), None, tuple(zip(job.results, job.traces)))
+
+
 def test_past_evaluations_are_listed_and_one_opens_again_in_a_new_session(evaluated, open_app):
-    job = evaluated.session_state[ui_state._EVALUATION]
+    job = _job(evaluated)
     at = open_app("views/evaluate.py")  # a new browser session with no ?eval= link
-    assert ui_state._EVALUATION not in at.session_state or at.session_state[ui_state._EVALUATION] is None
+    assert "eval" not in at.query_params
     past = next(d for d in at.dataframe if d.key == "evaluate.past")
     listed = past.value
     assert list(listed.columns) == ["last written (UTC)", "pack", "methods", "done", "state"]
     newest = listed.iloc[0]  # the evaluation just run: last written first
     assert (newest["pack"], newest["done"], newest["state"]) == ("mini", f"{job.total} of {job.total}", "finished")
-    assert newest["methods"] == ", ".join(METHODS[m].label for m in dict.fromkeys(m for _, m in job.plan))
+    assert newest["methods"] == ", ".join(METHODS[m].label for m in dict.fromkeys(m for _, m in job.plan.steps))
     at.session_state["evaluate.past"] = {"selection": {"rows": [0], "columns": []}}
     at = at.run().button(key="evaluate.open").click().run()
     assert not at.exception
-    opened = at.session_state[ui_state._EVALUATION]
-    assert opened.journal_id == job.journal_id and opened.results == job.results
+    opened = _job(at)
+    assert opened.id == job.id and opened.results == job.results
     assert len(_table(at, "question_id")) == job.total
     assert at.button(key="evaluate.open").disabled  # it is the one shown now
