@@ -7,18 +7,15 @@ shared by all browser sessions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
 
 from engine.app import models, packs, runs
 from engine.app.models import BackendConfig
-from engine.app.packs import KnowledgeGraph, MinedRule, Pack, PackSummary, Question
+from engine.app.packs import KnowledgeGraph, MinedRule, Pack, PackSummary
 from engine.app.runs import LiveRuns, Run, RunStore, Tour, Warmup, Workbench
-from engine.errors import RagscopeError
-from engine.evaluation.journal import Journal, JournalPlan, JournalSummary, list_journals, new_journal_id
-from engine.evaluation.runner import QuestionResult
 from engine.settings import Settings
 from engine.trace import Trace
 
@@ -261,10 +258,9 @@ def pop_notice(page: str) -> Notice | None:
     return st.session_state.pop(_NOTICE.format(page=page), None)
 
 
-# ---- Compare, Evaluate and History pages ---------------------------------------------------------
+# ---- Compare and History pages -------------------------------------------------------------------
 
 _COMPARE = "compare.traces"
-_EVALUATION = "evaluate.job"
 _PENDING_DELETE = "history.pending_delete"
 _HISTORY_TABLE = "history.table_version"
 
@@ -276,119 +272,6 @@ def compare_traces() -> tuple[Trace, ...]:
 
 def set_compare_traces(traces: tuple[Trace, ...]) -> None:
     st.session_state[_COMPARE] = traces
-
-
-@dataclass(frozen=True)
-class EvaluationJob:
-    """One evaluation: its plan, and the results and traces so far (`results[i]` belongs to `traces[i]`).
-
-    The page asks one planned question per step and stores the job after each, so a rerun (a click
-    elsewhere, or Stop) loses at most the question in flight and the next run goes on from `done`.
-    """
-
-    selection: Selection
-    plan: tuple[tuple[Question, str], ...]  # (question, method id) in the order they are asked
-    journal_id: str = field(default_factory=new_journal_id)  # its folder on disk and its ?eval= link
-    results: tuple[QuestionResult, ...] = ()
-    traces: tuple[Trace, ...] = ()
-    stopped: bool = False
-    opened_row: int | None = None  # the per-question row last opened in Explore (so it opens once)
-
-    @property
-    def done(self) -> int:
-        return len(self.results)
-
-    @property
-    def total(self) -> int:
-        return len(self.plan)
-
-    @property
-    def running(self) -> bool:
-        return not self.stopped and self.done < self.total
-
-
-def evaluation() -> EvaluationJob | None:
-    """This session's evaluation; after a reload, the one its `?eval=` link names, read back from disk."""
-    job = st.session_state.get(_EVALUATION)
-    wanted = st.query_params.get("eval")
-    if wanted and (job is None or job.journal_id != wanted):
-        job = _load_evaluation(wanted)
-        st.session_state[_EVALUATION] = job
-    return job
-
-
-def start_evaluation(job: EvaluationJob) -> None:
-    """A new job: its plan is written first, so a reload finds it before its first answer."""
-    _journal(job).write_plan(_journal_plan(job))
-    st.session_state[_EVALUATION] = job
-    st.query_params["eval"] = job.journal_id
-
-
-def set_evaluation(job: EvaluationJob | None) -> None:
-    st.session_state[_EVALUATION] = job
-
-
-def record_evaluation(result: QuestionResult, trace: Trace) -> EvaluationJob:
-    """Add one finished question to the current job (and its journal) and return the updated job."""
-    job = evaluation()
-    assert job is not None, "record_evaluation needs a job started with start_evaluation"
-    _journal(job).append(result, trace)
-    job = replace(job, results=(*job.results, result), traces=(*job.traces, trace))
-    set_evaluation(job)
-    return job
-
-
-def stop_evaluation() -> None:
-    """The Stop button: the job keeps what it has and is not resumed, also after a reload."""
-    job = evaluation()
-    if job is not None:
-        job = replace(job, stopped=True)
-        _journal(job).write_plan(_journal_plan(job))
-        set_evaluation(job)
-
-
-def resume_evaluation() -> None:
-    """The Resume button of a stopped job: it goes on from `done`, and a reload goes on with it."""
-    job = evaluation()
-    if job is not None and job.stopped:
-        job = replace(job, stopped=False)
-        _journal(job).write_plan(_journal_plan(job))
-        set_evaluation(job)
-
-
-def past_evaluations() -> list[JournalSummary]:
-    """The evaluations kept on disk, last written first."""
-    return list_journals(settings().evaluations)
-
-
-def open_evaluation(journal_id: str) -> None:
-    """Make a saved evaluation this session's (read back from disk on the page's next run, as a link does)."""
-    st.query_params["eval"] = journal_id
-
-
-def _journal(job: EvaluationJob) -> Journal:
-    return Journal(settings().evaluations, job.journal_id)
-
-
-def _journal_plan(job: EvaluationJob) -> JournalPlan:
-    chosen = job.selection
-    return JournalPlan(chosen.pack_path, chosen.backend, chosen.options,
-                       tuple((q.id, m) for q, m in job.plan), job.stopped)
-
-
-def _load_evaluation(journal_id: str) -> EvaluationJob | None:
-    """The saved job, or None (with a notice) when the link names none or its pack has changed."""
-    try:
-        plan, results, traces = Journal(settings().evaluations, journal_id).read()
-        questions = pack(plan.pack_path).questions_by_id
-        steps = tuple((questions[qid], method) for qid, method in plan.steps)
-    except (RagscopeError, KeyError) as exc:
-        reason = f"question {exc} is no longer in the pack" if isinstance(exc, KeyError) else str(exc)
-        post_notice("evaluate", Notice("error", f"Could not reopen evaluation {journal_id}: {reason}"))
-        del st.query_params["eval"]
-        return None
-    selection = Selection(plan.pack_path, plan.backend, plan.options)
-    return EvaluationJob(selection, steps, journal_id, results, traces, stopped=plan.stopped)
 
 
 def pending_delete() -> str | None:

@@ -6,10 +6,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from components.safe import md_text
-from engine.llm.attention import OTHER
 from engine.trace import AttentionStep, Segment
 
 TICK_CHARS = 24
+OTHER = "other"  # the last column of a prompt-segment map as saved traces label it (engine.llm.attention.OTHER)
 
 
 def plain(text: str) -> str:

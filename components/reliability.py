@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 import plotly.graph_objects as go
 import streamlit as st
 
 from components.glossary import ECE
-from engine.evaluation.calibration import Reliability
+
+
+class ReliabilityBin(Protocol):
+    """One confidence interval of a diagram (engine.evaluation.calibration.ReliabilityBin has it)."""
+
+    lower: float
+    upper: float
+    count: int
+    confidence: float | None
+    accuracy: float | None
+
+
+class Reliability(Protocol):
+    """A method's diagram as the evaluation computed it (engine.evaluation.calibration.Reliability)."""
+
+    bins: Sequence[ReliabilityBin]
+    answered: int
+    refused: int
+    ece: float | None
 
 # Under this many answers one answer moves a bin's accuracy by several points: the ECE is a rough figure.
 FEW_ANSWERS = 30

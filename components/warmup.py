@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import streamlit as st
 
 from components.safe import md_text
-from engine.warmup import Warmup
 
 
-def _status_line(warmup: Warmup) -> None:
+class WarmupStatus(Protocol):
+    """What the line shows of a warm-up's status (engine.warmup.WarmupStatus has it)."""
+
+    stage: str
+    done: bool
+    error: str
+    elapsed_s: float
+
+
+class Warming(Protocol):
+    """Anything with a status that is read afresh on every redraw (engine.warmup.Warmup)."""
+
+    @property
+    def status(self) -> WarmupStatus: ...
+
+
+def _status_line(warmup: Warming) -> None:
     status = warmup.status
     if status.error:
         st.caption(f":material/error: Preparing failed ({md_text(status.error)}); the first question will retry.")
@@ -21,5 +38,5 @@ def _status_line(warmup: Warmup) -> None:
                    f"({status.elapsed_s:.0f} s). You can ask already; the first answer may wait for it.")
 
 
-def render_warmup(warmup: Warmup) -> None:
+def render_warmup(warmup: Warming) -> None:
     st.fragment(_status_line, run_every=None if warmup.status.done else 1.0)(warmup)

@@ -82,3 +82,10 @@ def test_the_component_shows_evidence_first_and_the_scaffolding_on_its_toggle():
     assert any("took 90%" in c.value for c in at.caption)
     at.toggle(key="a.scaffolding").set_value(True).run()
     assert _columns(at) == ["Marie Curie", "question", "instructions & template"]
+
+
+def test_the_component_names_the_template_column_as_the_engine_labels_it():
+    from components.attention import OTHER
+    from engine.llm.attention import OTHER as ENGINE_OTHER
+
+    assert OTHER == ENGINE_OTHER  # the component reads saved traces, so it keeps its own copy of the label
