@@ -10,7 +10,7 @@ labels parse by substring, else the closest label by difflib ratio; a reply with
 with the labels it names (a small model's bare "static"), and one that names no dynamism label is an
 `error` step quoting it and casts no vote. For small models (issue 23), each demonstration is a user turn
 answered by an assistant turn — in one prompt a 135M model went on writing demonstration questions —
-and sampling stops at the first repeated reply (sampling.py).
+and sampling stops at the first repeated reply (llm.draw).
 Deliberate deviations from the paper (spec §2.3), for the explorer: the prompt also asks for the
 question type (the paper predicts only static/dynamic) and for all 4 dynamism classes, which the gate
 collapses to 2 at a configurable threshold (policy.py; [C]'s mapping by default). The demonstrations
@@ -33,11 +33,10 @@ from pathlib import Path
 import numpy as np
 
 from engine.cache import Registry
-from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegment
+from engine.llm.chat import GenerationSettings, Message, PromptSegment
 from engine.methods.hybrid.prompting import question_pieces
-from engine.methods.hybrid.sampling import draw
 from engine.retrieval.embedder import Embedder
-from engine.tools.llm_call import error_step, fill_with_segments, shorten
+from engine.tools.llm_call import fill_with_segments
 from engine.tools.prompts import PromptFolder, fill
 from engine.trace import Step
 
@@ -141,42 +140,7 @@ def is_dynamic(dynamism: str, threshold: str) -> bool:
     return DYNAMISM.index(dynamism) >= DYNAMISM.index(threshold)
 
 
-# ---- LLM: few-shot with a majority vote ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LlmAttributePredictor:
-    chat: ChatModel
-    fallback: AttributeModel
-    samples: int = 3
-    settings: GenerationSettings = ICL_SETTINGS
-
-    def predict(self, question: str) -> Attributes:
-        messages, segments = attribute_messages(question, load_examples())
-        steps: tuple[Step, ...] = ()
-        parsed: list[tuple[str, str]] = []
-        replies = draw(self.chat, messages, self.settings, "attributes", self.samples, segments)
-        for n, reply in enumerate(replies, start=1):
-            steps += reply.steps
-            got = parse_attributes(reply.text)
-            if got is not None:
-                parsed.append(got)
-            elif not reply.failed:  # a failed call already left its error step
-                steps += (error_step(f"attributes {n}", f"sample {n} named no dynamism label; got "
-                                     f"{shorten(reply.text)}; it casts no vote"),)
-        offline = self.fallback.predict(question)
-        if not parsed:
-            message = (f"no attribute sample named a dynamism label; used the logistic "
-                       f"regression's {offline.question_type} / {offline.dynamism}")
-            return Attributes(offline.question_type, offline.type_confidence, offline.dynamism,
-                              offline.dynamism_confidence, "logreg (icl fallback)", (),
-                              steps + (error_step("attributes", message),))
-        typed = [t for t, _ in parsed if t]
-        qtype, tconf = majority(typed) if typed else (offline.question_type, 0.0)
-        dyn, dconf = majority([d for _, d in parsed])
-        votes = tuple(f"{t or '?'} / {d}" for t, d in parsed)
-        return Attributes(qtype, tconf * len(typed) / len(replies), dyn, dconf * len(parsed) / len(replies), "icl",
-                          votes, steps, offline.dynamism, offline.dynamism_confidence)
+# ---- LLM: the few-shot prompt, its parser and the vote (llm.LlmAttributePredictor calls them) ----------
 
 
 def attribute_messages(question: str, examples: Sequence[Example], demos: int = DEMOS,
@@ -239,4 +203,3 @@ def describe(attributes: Attributes) -> str:
     votes = f"; votes: {', '.join(attributes.votes)}" if attributes.votes else ""
     return (f"{attributes.method}: {attributes.question_type} ({attributes.type_confidence:.2f}), "
             f"{attributes.dynamism} ({attributes.dynamism_confidence:.2f}){votes}")
-

@@ -11,7 +11,7 @@ when the question wants a number or a comparison (`calculation_wanted`: its word
 comparison, aggregation or post-processing type) — the paper leaves that to the model's empty reply,
 which a small model never gives, so it answered "Where was Marie Curie born?" with five sentences;
 an expression written inside a sentence ("so 1911 - 1903 = 8") is taken out of it; and sampling stops
-at the first sample that repeats an earlier one (sampling.py). Offline:
+at the first sample that repeats an earlier one (llm.draw). Offline:
 the question asks for a time span or an age, and the years next to the question's entities in the
 evidence (table rows, chunk sentences, KG facts) form `later - earlier`. Decision on spec §8.7: every
 result that passes goes to the reasoner, in sample order; numbers are printed with up to 12
@@ -21,17 +21,13 @@ significant digits.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.errors import CalculationError
-from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegment
+from engine.llm.chat import GenerationSettings, Message, PromptSegment
 from engine.methods.hybrid.prompting import question_pieces, reference_pieces, table_pieces
-from engine.methods.hybrid.sampling import draw
 from engine.tools.llm_call import fill_with_segments
 from engine.tools.calculator import calculate
-from engine.tools.llm_call import error_step, shorten
-from engine.tools.offline_reader.sentences import content_stems
 from engine.tools.prompts import PromptFolder, fill
 from engine.trace import CalculationStep, Step
 
@@ -39,9 +35,6 @@ PROMPTS = PromptFolder.beside(__file__)
 
 CALC_SETTINGS = GenerationSettings(max_new_tokens=50, temperature=1.0)
 FORBIDDEN = ("input(", "print(")
-_YEAR = re.compile(r"(?<![\d.])(1[0-9]{3}|20[0-9]{2})(?![\d.])")
-_ASKS_SPAN = re.compile(r"\bhow\s+(?:many\s+(?:years|decades|centuries|months|days)|old|long)\b"
-                        r"|\b(?:difference|older|younger)\b", re.IGNORECASE)
 _FENCE = re.compile(r"^```\w*|```$")
 _NUMBER = r"\(*\s*\d[\d.]*\s*\)*"
 _ARITHMETIC = re.compile(rf"{_NUMBER}(?:\s*(?:\*\*|//|[-+*/%])\s*{_NUMBER})+")  # digits joined by operators
@@ -131,30 +124,6 @@ def calculation_wanted(question: str, question_type: str = "") -> str:
     return f"the question asks {words.group(0).strip(' ,?')!r}" if words else ""
 
 
-# ---- LLM ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LlmCalculator:
-    chat: ChatModel
-    samples: int = 5
-    settings: GenerationSettings = CALC_SETTINGS
-
-    def propose(self, question: str, references: str, tables: str, facts: Sequence[str] = ()) -> Calculations:
-        messages, segments = calculator_messages(question, references, tables)
-        steps: tuple[Step, ...] = ()
-        items, seen = [], set()
-        for n, reply in enumerate(draw(self.chat, messages, self.settings, "calculator", self.samples, segments),
-                                  start=1):
-            steps += reply.steps
-            item = evaluate(reply.text, f"LLM sample {n}", seen)
-            items.append(item)
-            if item.status == "eval_error" and not reply.failed:
-                steps += (error_step(f"calculator {n}", f"sample {n} is no expression the calculator runs "
-                                     f"({item.error}); got {shorten(reply.text)}; it is left out"),)
-        return Calculations(tuple(items), steps)
-
-
 def calculator_messages(question: str, references: str, tables: str,
                         ) -> tuple[tuple[Message, Message], tuple[PromptSegment, ...]]:
     """System rules, then the user turn: top-k chunks, tables, the rules again, the question (spec §2.4)."""
@@ -165,45 +134,3 @@ def calculator_messages(question: str, references: str, tables: str,
          "question": question_pieces(question)},
         references=references or "(none)", tables=tables or "(none)", rules=rules, question=question)
     return (Message("system", fill(PROMPTS.load("calculator_system"), rules=rules)), Message("user", user)), segments
-
-
-# ---- offline -----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class OfflineCalculator:
-    """Years beside the question's entities in the evidence form `later - earlier` (spec §2.4 offline)."""
-
-    anchors: tuple[str, ...]
-
-    def propose(self, question: str, references: str, tables: str, facts: Sequence[str] = ()) -> Calculations:
-        if not _ASKS_SPAN.search(question):
-            return Calculations(())
-        units = [u for u in (*facts, *references.splitlines(), *tables.splitlines()) if _YEAR.search(u)]
-        wanted = content_stems(question) - content_stems(" ".join(self.anchors))
-        years = self._years(units, wanted)
-        if len(years) < 2:
-            return Calculations(())
-        (a, _), (b, _) = years[:2]
-        # a calculation that fails is kept: it becomes a step with its error, not a silent gap (issue 15)
-        return Calculations((evaluate(f"{max(a, b)} - {min(a, b)}", "years from the evidence", set()),))
-
-    def _years(self, units: Sequence[str], wanted: frozenset[str]) -> list[tuple[int, str]]:
-        """The best-fitting year per anchor (two anchors), or the two best years of one anchor."""
-        per_anchor: list[list[tuple[float, int, str]]] = []
-        for anchor in self.anchors[:2]:
-            scored = []
-            for unit in units:
-                if anchor.lower() not in unit.lower():
-                    continue
-                fit = len(wanted & content_stems(unit))
-                scored += [(fit, int(y), unit) for y in dict.fromkeys(_YEAR.findall(unit))]
-            per_anchor.append(sorted(scored, key=lambda s: -s[0]))
-        if len(per_anchor) == 2 and per_anchor[0] and per_anchor[1]:
-            first = per_anchor[0][0]
-            second = next((s for s in per_anchor[1] if s[1] != first[1]), None)
-            return [(first[1], first[2]), (second[1], second[2])] if second else []
-        by_year: dict[int, tuple[int, str]] = {}
-        for _, year, unit in per_anchor[0] if per_anchor else []:  # best fit first
-            by_year.setdefault(year, (year, unit))
-        return list(by_year.values())[:2]

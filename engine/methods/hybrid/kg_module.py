@@ -23,13 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.graph.kg import KnowledgeGraph
-from engine.graph.linking import EntityLinker
 from engine.knowledge.records import Rule, Triple
-from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegment
+from engine.llm.chat import GenerationSettings, Message, PromptSegment
 from engine.retrieval.embedder import Embedder
 from engine.methods.hybrid.prompting import question_pieces
 from engine.tools.llm_call import fill_with_segments
-from engine.tools.llm_call import call_model, error_step, shorten
 from engine.tools.offline_reader import fact_sentence
 from engine.tools.offline_reader.sentences import content_stems
 from engine.tools.prompts import PromptFolder
@@ -104,39 +102,6 @@ def rules_for(question: str, rules: Sequence[Rule], embedder: Embedder) -> list[
     vectors = embedder.encode_queries([question, *(r.describe() for r in rules)])  # (1 + r, d)
     sims = vectors[1:] @ vectors[0]
     return [rules[i] for i in sorted(range(len(rules)), key=lambda i: (-float(sims[i]), -rules[i].confidence))]
-
-
-@dataclass(frozen=True)
-class OfflineEntityFinder:
-    linker: EntityLinker
-
-    def find(self, question: str, query_time: str = "") -> tuple[tuple[str, ...], tuple[str, ...], tuple[Step, ...]]:
-        links = self.linker.link(question)
-        return tuple(link.entity for link in links), tuple(link.mention for link in links), ()
-
-
-@dataclass(frozen=True)
-class LlmEntityFinder:
-    chat: ChatModel
-    linker: EntityLinker
-    settings: GenerationSettings = ENTITY_SETTINGS
-
-    def find(self, question: str, query_time: str = "") -> tuple[tuple[str, ...], tuple[str, ...], tuple[Step, ...]]:
-        messages, segments = entity_messages(question, query_time)
-        reply = call_model(self.chat, messages, self.settings, role="entity extraction", segments=segments)
-        names = parse_entities(reply.text)
-        steps = reply.steps
-        if not names and not reply.failed:
-            steps += (error_step("entity extraction", f"no entity JSON in {shorten(reply.text)}; "
-                                 "linked the question against the pack lexicon instead"),)
-        linked: dict[str, str] = {}
-        for name in names:
-            for link in self.linker.link(name)[:1]:
-                linked.setdefault(link.entity, name)
-        if not linked:  # nothing the pack knows: the lexicon is the fallback (spec §7)
-            links = self.linker.link(question)
-            linked = {link.entity: link.mention for link in links}
-        return tuple(linked), tuple(linked.values()), steps
 
 
 def entity_messages(question: str, query_time: str) -> tuple[tuple[Message, ...], tuple[PromptSegment, ...]]:

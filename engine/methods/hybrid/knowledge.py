@@ -22,11 +22,8 @@ from dataclasses import dataclass
 
 from engine.knowledge.records import INVALID_QUESTION
 from engine.methods.hybrid.answers import first_answer, marked, says_unknown, stated
-from engine.llm.chat import ChatModel, GenerationSettings, Message
-from engine.methods.hybrid.prompting import question_pieces
-from engine.tools.llm_call import fill_with_segments
+from engine.llm.chat import GenerationSettings
 from engine.tools.base import IDK
-from engine.tools.llm_call import call_model, error_step, shorten
 from engine.tools.prompts import PromptFolder
 from engine.tools.short_answer import Vetted, vet_answer
 from engine.trace import Step
@@ -64,21 +61,3 @@ def parse_direct(text: str, question: str = "") -> tuple[str, str]:
         return IDK, "idk"
     vetted = vet_answer(answer, question) if answer and len(answer) <= MAX_DIRECT_CHARS else Vetted("")
     return (vetted.answer, "answer") if vetted.answer else (IDK, "parse_fail")
-
-
-@dataclass(frozen=True)
-class KnowledgeExtractor:
-    chat: ChatModel
-    settings: GenerationSettings = DIRECT_SETTINGS
-
-    def answer(self, question: str) -> DirectAnswer:
-        role = "knowledge extractor"
-        user, segments = fill_with_segments("{question}", {"question": question_pieces(question)}, question=question)
-        messages = (Message("system", PROMPTS.load("direct").strip()), Message("user", user))
-        reply = call_model(self.chat, messages, self.settings, role=role, segments=segments)
-        parsed, kind = parse_direct(reply.text, question)
-        steps = reply.steps
-        if kind == "parse_fail" and not reply.failed:
-            steps += (error_step(role, f"no short answer in the closed-book reply {shorten(reply.text)}; "
-                                 "passed on as I don't know"),)
-        return DirectAnswer(reply.text, parsed, kind, steps)

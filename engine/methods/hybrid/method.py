@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from engine.graph.linking import EntityLinker, entity_linker
 from engine.methods.hybrid import policy
-from engine.methods.hybrid.attributes import Attributes, describe
+from engine.methods.hybrid.attributes import Attributes, attribute_model, describe
 from engine.methods.hybrid.calculations import Calculation, Calculations, calculation_wanted
 from engine.methods.hybrid.kg_answer import KgAnswer, kg_answer
 from engine.methods.hybrid.kg_module import KgLookup, lookup, rules_for
@@ -37,12 +37,18 @@ from engine.methods.hybrid.pages import (
 )
 from engine.methods.hybrid.premise import PremiseCheck, PremiseChecker
 from engine.methods.hybrid.reasoner import Decision, References
-from engine.methods.hybrid.toolkit import HybridTools, Sampling, hybrid_tools
+from engine.methods.hybrid.llm import (
+    LlmAttributePredictor, LlmCalculator, LlmEntityFinder, LlmKnowledgeExtractor, LlmReasoner,
+)
+from engine.methods.hybrid.offline import OfflineCalculator, OfflineEntityFinder, OfflineReasoner
+from engine.methods.hybrid.tools import HybridTools, Sampling
 from engine.knowledge.records import INVALID_QUESTION
 from engine.methods.base import Method, RunContext, register
 from engine.methods.common import distinct_docs, placed
 from engine.params import param
+from engine.retrieval.embedder import Embedder
 from engine.tools.base import IDK
+from engine.tools.bundle import ToolBundle
 from engine.tools.offline_classifier import OfflineQuestionClassifier
 from engine.tools.offline_reader import fact_sentence
 from engine.tools.offline_reader.sentences import content_stems
@@ -179,6 +185,19 @@ class HybridMethod(Method):
             verdict = policy.false_premise(f"the KG contradicts the question's premise: {premise.reason}")
             return Decision(verdict.answer, verdict.route, verdict.reason)
         return tools.reasoner.reason(question, refs)
+
+
+def hybrid_tools(bundle: ToolBundle, embedder: Embedder, linker: EntityLinker, sampling: Sampling,
+                 reader_floor: float) -> HybridTools:
+    """The hybrid tools in the bundle's form (LLM or offline); the method never looks at the backend."""
+    model = attribute_model(embedder)
+    return bundle.twin(
+        lambda chat: HybridTools(LlmAttributePredictor(chat, model, sampling.attributes),
+                                 LlmEntityFinder(chat, linker), lambda _: LlmCalculator(chat, sampling.calculator),
+                                 LlmReasoner(chat, sampling.reasoning), LlmKnowledgeExtractor(chat)),
+        lambda: HybridTools(model, OfflineEntityFinder(linker), OfflineCalculator,
+                            OfflineReasoner(bundle.reader, reader_floor, bundle.classifier), None),
+    )
 
 
 # ---- helpers ---------------------------------------------------------------------------------------------

@@ -43,21 +43,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from engine.knowledge.records import INVALID_QUESTION, Triple
-from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegment
+from engine.llm.chat import GenerationSettings, Message, PromptSegment
 from engine.methods.hybrid.answers import (
-    first_answer, marked, says_nothing, says_unknown, stated, without_copies,
+    first_answer, marked, says_unknown, stated,
 )
 from engine.methods.hybrid.prompting import (
     Piece, calculation_pieces, kg_pieces, question_pieces, reference_pieces, table_pieces,
 )
-from engine.methods.hybrid.sampling import draw
-from engine.tools.base import IDK, QuestionClassifier, Reader, Reading, echoes_question
-from engine.tools.llm_call import call_model, error_step, fill_with_segments, one_line, shorten
+from engine.tools.base import IDK
+from engine.tools.llm_call import fill_with_segments, one_line
 from engine.tools.prompts import PromptFolder, fill
-from engine.tools.short_answer import Vetted, rejected_step, vet_answer
+from engine.tools.short_answer import Vetted
 from engine.trace import Hit, Step
 
 PROMPTS = PromptFolder.beside(__file__)
@@ -71,7 +70,7 @@ NEXT_QUESTION = "\nQuestion:"  # a small model that goes on past its reply write
 EMPTY_ANSWER = "Answer:\n#"
 REASON_SETTINGS = GenerationSettings(max_new_tokens=256, temperature=0.5, stop=(END, NEXT_QUESTION, EMPTY_ANSWER))
 SUMMARY_SETTINGS = GenerationSettings(max_new_tokens=50, temperature=0.1)
-_IDK = re.compile(r"i\s+do(?:n['’]t| not)\s+know")
+SAYS_IDK = re.compile(r"i\s+do(?:n['’]t| not)\s+know")
 _INVALID = re.compile(r"invalid question(?![\s*_]*:)")  # "## Invalid question:" is a heading, not a verdict
 _END = re.compile(r"===\s*end\s*===", re.IGNORECASE)
 
@@ -183,7 +182,7 @@ def parse_reasoning(text: str, vet: Vet = Vetted) -> Parsed:
 def decide(samples: Sequence[str], vet: Vet = Vetted) -> tuple[Decision | None, Parsed | None]:
     """§2.8 steps 1-3; (None, parsed) means step 4: the summarizer."""
     for n, text in enumerate(samples):
-        if not text.strip() or _IDK.search(text.lower()):
+        if not text.strip() or SAYS_IDK.search(text.lower()):
             return Decision(IDK, "idk_any_sample", f"sample {n + 1} said I don't know (or nothing)", n, True), None
     for n, text in enumerate(samples):
         low = text.strip().lower()
@@ -207,7 +206,7 @@ def summary_answer(text: str, vet: Vet = Vetted) -> tuple[str, bool, str]:
     characters is none."""
     line = first_answer(text)
     low = line.lower()
-    if not low or _IDK.search(low):
+    if not low or SAYS_IDK.search(low):
         return IDK, True, "it said I don't know (or nothing)"
     if _INVALID.search(low):
         return INVALID_QUESTION, False, ""
@@ -234,100 +233,3 @@ def without_repeats(text: str) -> str:
         seen.add(key)
         kept.append(line)
     return "\n".join(kept)
-
-
-@dataclass(frozen=True)
-class LlmReasoner:
-    chat: ChatModel
-    samples: int = 1
-    settings: GenerationSettings = REASON_SETTINGS
-
-    def reason(self, question: str, refs: References) -> Decision:
-        messages, segments = reasoning_prompt(question, refs)
-        instructions = [m.content for m in messages if m.role == "system"]
-        replies = draw(self.chat, messages, self.settings, "reasoning", self.samples, segments)
-        steps = tuple(step for reply in replies for step in reply.steps)
-        texts = [without_copies(reply.text, instructions) for reply in replies]
-        decision, parsed = decide(texts, _vet(question, refs, instructions))
-        if decision is not None:
-            if decision.route == "parsed" and parsed.why:  # a sentence cut to its short answer
-                steps += (rejected_step("reasoning 1", parsed.why, replies[0].text),)
-            return _with(decision, steps, refs)
-        # §2.8 step 4: the backup summarizer gets the question and the raw reasoning
-        why = parsed.why if parsed else "no sample"
-        if says_nothing(texts[0], question, instructions):  # nothing to summarize: no call for a made-up answer
-            steps += (error_step("reasoning 1", f"sample 1 did not parse ({why}) and only hands the prompt back: "
-                                 f"{shorten(texts[0], RAW_SHOWN)}; nothing to summarize"),)
-            return _fallback(refs, f"sample 1 did not parse ({why}) and says nothing of its own", steps)
-        steps += (error_step("reasoning 1", f"sample 1 did not parse ({why}): {shorten(texts[0], RAW_SHOWN)}; "
-                             "handed to the summarizer"),)
-        return self._summarize(question, refs, texts[0], f"sample 1 did not parse ({why}) → summarizer", steps)
-
-    def _summarize(self, question: str, refs: References, raw: str, reason: str, steps: tuple[Step, ...]) -> Decision:
-        """The backup summarizer's short answer; when it gives none (and no "I don't know" of its own), a
-        direct KG answer stands (module docstring)."""
-        reasoning = without_repeats(raw)[:4000]
-        template = PROMPTS.load("summarizer")
-        prompt, segments = fill_with_segments(
-            template, {"question": question_pieces(question), "reasoning": [("reasoning 1", "reasoning", reasoning)]},
-            question=question, reasoning=reasoning)
-        reply = call_model(self.chat, (Message("user", prompt),), SUMMARY_SETTINGS, role="summarizer",
-                           segments=segments)
-        steps += reply.steps
-        answer, refused, why = summary_answer(reply.text, _vet(question, refs, [template], [reasoning]))
-        if refused and one_line(reply.text) and not _IDK.search(reply.text.lower()):
-            steps += (rejected_step("summarizer", f"{why}; refused", reply.text),)
-            return _fallback(refs, f"{reason} gave no answer", steps)
-        if why and not refused:  # a sentence cut to its short answer
-            steps += (rejected_step("summarizer", why, reply.text),)
-        return _with(Decision(answer, "summarizer", reason, 0, refused, 0.2), steps, refs)
-
-
-def _fallback(refs: References, reason: str, steps: tuple[Step, ...]) -> Decision:
-    """No answer from the model: a direct KG answer stands when there is one (module docstring), else IDK."""
-    if refs.kg_answer:
-        return _with(Decision(refs.kg_answer, "kg_answer", f"{reason}; the KG look-up's answer stands: "
-                              f"{refs.kg_reason}", 0, confidence=0.2), steps, refs)
-    return _with(Decision(IDK, "summarizer", reason, 0, True, 0.2), steps, refs)
-
-
-def _vet(question: str, refs: References, instructions: Sequence[str], passages: Sequence[str] = ()) -> Vet:
-    """The shared vetting (engine/tools/short_answer.py) against this prompt: its question, instructions,
-    chunks and any other passage in it (the reasoning handed to the summarizer)."""
-    evidence = [*(h.text for h in refs.chunks), *passages]
-    return lambda answer: vet_answer(answer, question, evidence, "\n".join(instructions))
-
-
-def _with(decision: Decision, steps: tuple[Step, ...], refs: References) -> Decision:
-    cited = tuple(dict.fromkeys(h.doc_id for h in refs.chunks if decision.answer.lower() in h.text.lower()))
-    return replace(decision, steps=steps, citations=cited if not decision.refused else ())
-
-
-# ---- offline -----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class OfflineReasoner:
-    reader: Reader
-    reader_floor: float
-    classifier: QuestionClassifier | None = None
-
-    def reason(self, question: str, refs: References) -> Decision:
-        if refs.kg_answer:  # a fact look-up beats reading: it is what CRAG's mock API returns
-            return Decision(refs.kg_answer, "kg_answer", f"read from the KG: {refs.kg_reason}", confidence=0.9)
-        calc_hits = tuple(Hit(doc_id="", chunk_id=f"calc-{n}", title="calculation", text=line, score=0.0, rank=n)
-                          for n, line in enumerate(refs.calculations, start=1))
-        reading: Reading = self.reader.read(question, refs.chunks + refs.table_rows + calc_hits, refs.facts)
-        if reading.refused:
-            return Decision(IDK, "offline_reader", f"the reader refused: {reading.rationale}", refused=True,
-                            steps=reading.steps)
-        if echoes_question(question, reading.answer, self.classifier):
-            return Decision(IDK, "offline_reader", f"the best guess {reading.answer!r} only repeats a name the question "
-                            "already gives: refusing rather than guessing", refused=True, steps=reading.steps)
-        if reading.confidence < self.reader_floor:
-            return Decision(IDK, "offline_reader",
-                            f"best guess {reading.answer!r} at reader score {reading.confidence:.2f} is below "
-                            f"the reader floor {self.reader_floor:.2f}: refusing rather than guessing",
-                            refused=True, confidence=reading.confidence, steps=reading.steps)
-        return Decision(reading.answer, "offline_reader", reading.rationale, confidence=reading.confidence,
-                        citations=reading.citations, steps=reading.steps)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.methods.hybrid.knowledge import KnowledgeExtractor, parse_direct
+from engine.methods.hybrid.knowledge import parse_direct
+from engine.methods.hybrid.llm import LlmKnowledgeExtractor
 from fake_chat import fixed
 
 
@@ -37,24 +38,24 @@ def test_a_small_models_bent_formats_parse_to_its_answer_or_fail(text, expected)
 
 def test_the_extractor_sends_only_the_question() -> None:
     chat = fixed("## Answer: Ulm")
-    got = KnowledgeExtractor(chat).answer("Where was Albert Einstein born?")
+    got = LlmKnowledgeExtractor(chat).answer("Where was Albert Einstein born?")
     assert (got.parsed, got.kind) == ("Ulm", "answer")
     assert chat.sent[0] == "Where was Albert Einstein born?"
 
 
 def test_a_closed_book_answer_that_does_not_parse_is_an_error_step_and_passed_on_as_i_dont_know() -> None:
-    got = KnowledgeExtractor(fixed("Warsaw, I think")).answer("Where was Marie Curie born?")
+    got = LlmKnowledgeExtractor(fixed("Warsaw, I think")).answer("Where was Marie Curie born?")
     assert (got.parsed, got.kind) == ("I don't know", "parse_fail")
     assert [s.kind for s in got.steps] == ["llm_call", "error"] and "Warsaw, I think" in got.steps[1].message
 
 
 def test_generation_stops_at_the_end_marker_within_a_short_budget() -> None:
-    settings = KnowledgeExtractor(fixed("")).settings
+    settings = LlmKnowledgeExtractor(fixed("")).settings
     assert settings.stop == ("===END===", "\nQuestion:") and settings.max_new_tokens <= 256
 
 
 def test_the_instructions_are_the_system_turn_with_the_spouse_example() -> None:
-    got = KnowledgeExtractor(fixed("## Answer: Ulm")).answer("Where was Albert Einstein born?")
+    got = LlmKnowledgeExtractor(fixed("## Answer: Ulm")).answer("Where was Albert Einstein born?")
     system, user = got.steps[0].prompt.split("[user]\n")
     assert system.startswith("[system]\n") and "spouse of someone who has never been married" in system
     assert "Check the premise of the question first" in system and user == "Where was Albert Einstein born?"

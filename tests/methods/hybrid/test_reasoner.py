@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.methods.hybrid.reasoner import (
-    LlmReasoner, OfflineReasoner, References, build_messages, decide, parse_reasoning, summary_answer,
-)
+from engine.methods.hybrid.llm import LlmReasoner
+from engine.methods.hybrid.offline import OfflineReasoner
+from engine.methods.hybrid.reasoner import References, build_messages, decide, parse_reasoning, summary_answer
 from engine.tools.base import IDK, Reader, Reading
 from engine.trace import Hit
 from fake_chat import cycling

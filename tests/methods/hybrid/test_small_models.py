@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 
 from engine.methods.hybrid.answers import says_nothing
-from engine.methods.hybrid.attributes import LlmAttributePredictor, attribute_model, parse_attributes
-from engine.methods.hybrid.calculations import LlmCalculator, calculation_wanted, clean_expression
+from engine.methods.hybrid.attributes import attribute_model, parse_attributes
+from engine.methods.hybrid.calculations import calculation_wanted, clean_expression
 from engine.methods.hybrid.kg_module import ENTITY_SETTINGS, entity_messages, parse_entities
-from engine.methods.hybrid.reasoner import LlmReasoner, References, decide, parse_reasoning, summary_answer
+from engine.methods.hybrid.llm import LlmAttributePredictor, LlmCalculator, LlmReasoner
+from engine.methods.hybrid.reasoner import References, decide, parse_reasoning, summary_answer
 from engine.tools.base import IDK
 from engine.tools.short_answer import vet_answer
 from engine.trace import Hit

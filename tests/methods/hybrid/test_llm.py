@@ -1,9 +1,9 @@
-"""Self-consistency sampling: one call per sample, until a reply repeats an earlier one."""
+"""The LLM twins' self-consistency sampling (llm.draw): one call per sample, until a reply repeats an earlier one."""
 
 from __future__ import annotations
 
 from engine.llm.chat import GenerationSettings, Message
-from engine.methods.hybrid.sampling import draw
+from engine.methods.hybrid.llm import draw
 from fake_chat import cycling, fixed
 
 
