@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 import pytest
 from bs4.exceptions import ParserRejectedMarkup
@@ -174,10 +173,8 @@ def test_malformed_entities_and_invisible_characters_are_tolerated():
 # Times before the fix on a 2-core machine are in the ids' comments; each now takes well under a second.
 
 def _bounded(html: str) -> HtmlContent:
-    """html_to_content within a few seconds, its text at most a small multiple of the page."""
-    start = time.perf_counter()
+    """html_to_content, its text at most a small multiple of the page; bench/hostile.py times each HOSTILE page."""
     content = html_to_content(html)
-    assert time.perf_counter() - start < 5
     assert len(content.text) <= 5 * len(html) + 1_000
     return content
 

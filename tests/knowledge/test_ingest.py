@@ -7,7 +7,6 @@ import json
 import os
 import socket
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -315,8 +314,9 @@ def test_an_ingested_pack_writes_and_loads_back(tmp_path):
 
 # --- hostile and careless input (issue 15) ----------------------------------------------------
 
-def _quick(function, *args, seconds: float = 5.0, **kwargs):
-    """Call `function` in a daemon thread: a hang (a FIFO, a quadratic loop) fails the test instead of blocking it."""
+def _quick(function, *args, seconds: float = 60.0, **kwargs):
+    """Call `function` in a daemon thread: a hang (a FIFO, a quadratic loop) fails the test instead of blocking it.
+    `seconds` only stops a hang; it is no budget (issue 24: a loaded machine must not fail the suite)."""
     outcome: dict[str, object] = {}
 
     def run() -> None:
@@ -326,11 +326,9 @@ def _quick(function, *args, seconds: float = 5.0, **kwargs):
             outcome["error"] = exc
 
     thread = threading.Thread(target=run, daemon=True)
-    start = time.perf_counter()
     thread.start()
     thread.join(seconds)
     assert not thread.is_alive(), f"{function.__name__} still running after {seconds} s"
-    assert time.perf_counter() - start < seconds
     if "error" in outcome:
         raise outcome["error"]  # type: ignore[misc]
     return outcome["value"]

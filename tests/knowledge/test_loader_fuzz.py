@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,7 +21,6 @@ from engine.knowledge.records import Pack, pack_name_problem
 
 SEED = 15
 CASES = 1_500
-SLOWEST_CASE_S = 5.0  # one tiny pack; anything near this is a super-linear path, not a slow machine
 
 FILES = ("pack.json", "documents.jsonl", "triples.tsv", "rules.jsonl", "questions.jsonl", "pages.jsonl")
 JSONL = tuple(name for name in FILES if name.endswith(".jsonl"))
@@ -204,20 +202,15 @@ def test_malformed_packs_load_or_fail_with_file_and_line_messages_only(make_pack
     base: Files = {name: (pristine / name).read_bytes() for name in FILES}
     rng = random.Random(SEED)
     failures: list[str] = []
-    refused, slowest = 0, 0.0
+    refused = 0
     for case in range(CASES):
         files = dict(base)
         done = [rng.choice(MUTATIONS)(rng, files) for _ in range(rng.randint(1, 3))]
-        started = time.perf_counter()
         was_refused, failure = _run_case(tmp_path / f"case{case}", files)
-        seconds = time.perf_counter() - started
-        slowest = max(slowest, seconds)
-        if seconds > SLOWEST_CASE_S:
-            failure = failure or f"took {seconds:.1f} s"
         if failure:
             failures.append(f"case {case} ({'; '.join(done)}): {failure}")
         refused += was_refused
     assert not failures, f"{len(failures)} of {CASES} cases failed:\n" + "\n".join(failures[:20])
     # Not vacuous: most mutations break the pack, and some (a harmless value, a safe name) do not.
     assert CASES // 2 < refused < CASES, f"{refused} of {CASES} refused"
-    print(f"{CASES} mutated packs: {refused} refused, {CASES - refused} loaded; slowest load {slowest:.3f} s")
+    print(f"{CASES} mutated packs: {refused} refused, {CASES - refused} loaded")
