@@ -18,10 +18,11 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     """A run that failed (untrained retriever, unusable checkpoint…) still prints its steps, then exits 2."""
+    from engine.app import runs
     from engine.textview import format_step
     from engine.trace import ErrorStep
 
-    run = workbench(args).start(args.question, args.method, parse_params(args.param))
+    run = runs.start(workbench(args), args.question, args.method, parse_params(args.param))
     for step in run:
         if not args.json:
             print(format_step(step), flush=True)

@@ -48,12 +48,11 @@ def add_param_option(parser: argparse.ArgumentParser, help: str) -> None:  # noq
 
 def workbench(args: argparse.Namespace) -> Workbench:
     """The pack and backend that `add_model_options` named."""
-    from engine.knowledge.loader import load_pack
-    from engine.runner import Workbench
+    from engine.app import packs, runs
 
     options = {"model": args.model, "quantization": args.quantization, "device": args.device, "dtype": args.dtype,
                "base_url": args.base_url, "api_key": args.api_key}
-    return Workbench(load_pack(args.pack), backend=args.backend, backend_options=options)
+    return runs.open_workbench(packs.load(args.pack), backend=args.backend, options=options)
 
 
 def parse_params(pairs: list[str]) -> dict[str, str]:

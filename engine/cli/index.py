@@ -15,20 +15,21 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from engine.knowledge.loader import load_pack
-    from engine.retrieval.index import IndexProgress, with_eta
+    from engine.app import packs
     from engine.retrieval.suite import open_retrieval
     from engine.settings import Settings
 
-    def show(p: IndexProgress) -> None:
+    def show(p: packs.IndexProgress) -> None:
         print(f"\rindexing: {p.describe()}", end="\n" if p.done >= p.total else "", file=sys.stderr, flush=True)
 
-    retrieval = open_retrieval(load_pack(args.pack), Settings())
+    pack, settings = packs.load(args.pack), Settings()
+    retrieval = open_retrieval(pack, settings)
     started = time.perf_counter()
-    # sync, not ensure_index: that reports nothing when this process already synced the pack
-    report = retrieval.index.sync(retrieval.chunks, with_eta(show))
+    # a fresh sync, not the shared retrieval's ensure_index: that reports nothing once this process synced
+    report = packs.sync_index(pack, settings, show, shared=retrieval)
     seconds = time.perf_counter() - started
-    print(f"index {retrieval.index.name}: {len(retrieval.chunks)} chunks; embedded {report.added}, "
+    status = packs.index_status(retrieval)
+    print(f"index {status.name}: {status.chunks} chunks; embedded {report.added}, "
           f"kept {report.kept}, removed {report.removed} in {seconds:.1f} s")
     return 0
 

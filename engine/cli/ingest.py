@@ -15,12 +15,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from engine.knowledge.ingest import ingest_paths
-    from engine.knowledge.writer import check_target, write_pack
+    from engine.app import packs
 
-    check_target(args.out)  # before reading the files, which may take long
-    pack = ingest_paths(args.paths, name=args.name or args.out.name)
-    write_pack(pack, args.out)
+    pack = packs.ingest(args.paths, args.out, args.name)  # --out checked before the files are read
     print(f"wrote pack {args.out}: {len(pack.documents)} documents, {len(pack.triples)} triples")
     return 0
 

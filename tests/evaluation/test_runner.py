@@ -43,6 +43,26 @@ def test_four_workers_return_what_one_returns_in_the_same_order(mini_workbench, 
     assert [t.id for t in parallel_traces] == [r.trace_id for r in parallel]
 
 
+def test_questions_are_asked_one_by_one_with_every_method_and_reported_method_by_method(mini_workbench, mini_pack,
+                                                                                       asked):
+    results, _ = evaluate(mini_workbench, METHODS, mini_pack.questions[:3])
+    assert asked == [(m, q.id) for q in mini_pack.questions[:3] for m in METHODS]
+    assert [(r.method, r.question_id) for r in results] == [(m, q.id) for m in METHODS for q in mini_pack.questions[:3]]
+
+
+def test_after_stop_no_question_is_started_and_only_the_finished_come_back(mini_workbench, mini_pack, asked):
+    stop = threading.Event()
+
+    def progress(result: QuestionResult, trace) -> None:  # noqa: ANN001
+        stop.set()
+
+    results, traces = evaluate(mini_workbench, METHODS, mini_pack.questions, progress=progress, stop=stop)
+    # The one worker may have begun the second question before the first one's progress set `stop`.
+    assert asked[0] == ("vanilla", mini_pack.questions[0].id) and len(asked) <= 2
+    assert sorted((r.method, r.question_id) for r in results) == sorted(asked)  # every one asked comes back
+    assert [t.id for t in traces] == [r.trace_id for r in results]
+
+
 def test_params_reach_every_question_of_their_method(mini_workbench, mini_pack):
     _, traces = evaluate(mini_workbench, METHODS, mini_pack.questions[:2], {"vanilla": {"k": 3}}, workers=2)
     assert [t.params["k"] for t in traces] == [3, 3, 10, 10]
