@@ -45,7 +45,9 @@ class JournalPlan:
         """Why `other` cannot continue this plan (empty when it can): two evaluations' results must not mix."""
         found = []
         if self.fingerprint != other.fingerprint:
-            found.append(f"the pack's documents differ (fingerprint {self.fingerprint} → {other.fingerprint})")
+            found.append(f"the pack's documents differ (fingerprint {self.fingerprint} → {other.fingerprint})"
+                         if self.fingerprint else  # the app's plans held none before issue 24
+                         "it was saved without its pack's fingerprint, so a changed pack cannot be ruled out")
         # The order they are asked in changes no answer (engine.evaluation.runner.evaluate): an evaluation
         # journalled in another order (method by method, as the CLI asked before issue 24) goes on.
         mine, theirs = sorted(self.steps), sorted(other.steps)

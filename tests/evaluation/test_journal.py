@@ -80,8 +80,14 @@ def test_a_plan_reads_back_with_its_pack_fingerprint_and_params(tmp_path, mini_p
     ({"options": (("model", "other"),)}, "the model differs (openai '' → openai 'other')"),
 ])
 def test_a_plan_names_what_keeps_another_from_continuing_it(mini_pack, change, named):
-    plan = plan_of(mini_pack)
+    plan = replace(plan_of(mini_pack), fingerprint=mini_pack.fingerprint)
     assert [named in problem for problem in plan.differences(replace(plan, **change))] == [True]
+
+
+def test_a_plan_saved_without_a_fingerprint_never_continues_on_a_known_pack(mini_pack):
+    plan = plan_of(mini_pack)  # as the app wrote them before issue 24
+    assert plan.differences(replace(plan, fingerprint=mini_pack.fingerprint)) == [
+        "it was saved without its pack's fingerprint, so a changed pack cannot be ruled out"]
 
 
 def test_a_new_base_url_or_key_may_continue_a_plan(mini_pack):
