@@ -1,4 +1,4 @@
-# make run: set up (venv, packages, demo index) and start the app.  make test: set up and run the tests.
+# make run: set up (venv, packages, demo index) and start the app.  make test: set up, lint (ruff) and run the tests.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -31,6 +31,7 @@ run: $(STAMP)
 	$(VENV)/bin/streamlit run app.py --server.address $(HOST) --server.port $(PORT)
 
 test: $(STAMP) $(SMOLLM)
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
 
 # A small real instruct model (SmolLM2-135M-Instruct, GGUF, Apache-2.0) for the `llm` tests and benches.
@@ -43,6 +44,7 @@ bench: $(STAMP)
 	$(PY) bench/retrieval.py
 	$(PY) bench/methods.py
 	$(PY) bench/ui.py
+	$(PY) bench/hostile.py
 
 # Debian's Chromium for the real-browser test (never `playwright install`: it downloads a browser).
 browser-deps:

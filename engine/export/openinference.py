@@ -24,7 +24,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from engine.textview import step_kind, step_payload
@@ -45,7 +45,7 @@ Attributes = dict[str, AttributeValue]
 TEXT = "text/plain"
 JSON = "application/json"
 SYNTHETIC_STEP_NS = 1_000_000  # 1 ms per step when a trace carries no usable stamps
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # engine.tools.llm_call.render_messages writes each message as "[role]\ncontent", blank-line separated
 _ROLE_HEAD = re.compile(r"(?:\A|\n\n)\[(system|user|assistant)\]\n")
 
@@ -113,7 +113,7 @@ def _started_ns(started: str) -> int:
     except ValueError:
         return 0
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     delta = moment - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * 10**9 + delta.microseconds * 1000
 

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 from engine.errors import RagscopeError
-from engine.urls import http_url
 from engine.export.openinference import Span
+from engine.urls import http_url
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.resources import Resource

@@ -8,6 +8,7 @@ trace). Every trace is checked field by field (`Trace.from_dict`); a bad line is
 from __future__ import annotations
 
 from pathlib import Path
+
 from engine.codec import loads_bounded
 from engine.errors import PackError, RagscopeError
 from engine.trace import Trace

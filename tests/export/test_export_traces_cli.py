@@ -8,7 +8,6 @@ import socket
 import pytest
 
 from engine.cli import main
-
 from otlp_receiver import receiving
 from paths import MINI_PACK
 

@@ -131,7 +131,8 @@ def test_error_steps_are_error_spans_and_a_fatal_one_fails_the_run(make_trace):
 
 
 def test_other_kinds_are_chain_spans_with_their_payload_as_json(make_trace):
-    decision = DecisionStep(iteration=2, title="Enough", action="[SUFFICIENT]", detail="all facts found", elapsed_ms=1.0)
+    decision = DecisionStep(iteration=2, title="Enough", action="[SUFFICIENT]", detail="all facts found",
+                            elapsed_ms=1.0)
     unknown = UnknownStep(title="future", original_kind="future_kind", data={"x": [1, 2]}, elapsed_ms=2.0)
     spans = trace_spans(make_trace(decision, unknown))
     assert [s.kind for s in spans[1:]] == ["CHAIN", "CHAIN"]
@@ -145,7 +146,8 @@ def test_other_kinds_are_chain_spans_with_their_payload_as_json(make_trace):
 def test_ids_are_the_same_on_every_export_and_differ_between_runs(make_trace):
     steps = (DecisionStep(action="a", elapsed_ms=1.0), DecisionStep(action="b", elapsed_ms=2.0))
     first, again, other = (trace_spans(make_trace(*steps, id=i)) for i in ("t1", "t1", "t2"))
-    assert [(s.trace_id, s.span_id, s.parent_id) for s in first] == [(s.trace_id, s.span_id, s.parent_id) for s in again]
+    ids = [[(s.trace_id, s.span_id, s.parent_id) for s in spans] for spans in (first, again)]
+    assert ids[0] == ids[1]
     assert spans_jsonl(first) == spans_jsonl(again)
     assert first[0].trace_id != other[0].trace_id
     assert not {s.span_id for s in first} & {s.span_id for s in other}

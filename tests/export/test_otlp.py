@@ -11,7 +11,6 @@ from engine.errors import RagscopeError
 from engine.export.openinference import trace_spans
 from engine.export.otlp import endpoint_url, send_spans
 from engine.trace import ErrorStep, Hit, RetrievalStep
-
 from otlp_receiver import receiving
 
 
