@@ -349,7 +349,7 @@ def test_a_new_question_warm_encodes_its_small_batches_on_one_torch_thread(demo_
     threads: list[int] = []
     plain = MeanPoolingEncoder.encode
 
-    def encode(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def encode(self, *args, **kwargs):
         threads.append(torch.get_num_threads())
         return plain(self, *args, **kwargs)
 

@@ -77,7 +77,7 @@ def test_no_linked_entity_falls_back_to_text_retrieval_and_says_so(hop_workbench
     assert trace.steps[0].action == "fallback" and "text retrieval" in trace.steps[0].detail
 
 
-def test_a_hub_with_hundreds_of_neighbours_is_capped_and_only_the_capped_documents_are_read(settings, monkeypatch):
+def test_a_hub_with_hundreds_of_neighbours_reads_only_its_capped_candidates_documents(settings, monkeypatch):
     members = [Triple(f"Member {i:03d}", "member_of", "Grand Club") for i in range(400)]
     docs = (Document("c", "Grand Club", "The Grand Club has four hundred members.", ("Grand Club",)),) + tuple(
         Document(f"m{i}", f"Member {i:03d}", f"Member {i:03d} joined the Grand Club in {1900 + i}.") for i in range(400))
