@@ -6,7 +6,8 @@ import pytest
 
 from engine.errors import CheckpointError
 from engine.methods.base import RunContext, get_method
-from engine.methods.r2ag.method import RERANK_ONLY, R2agParams
+from engine.methods.r2ag.method import R2agParams
+from engine.methods.r2ag.offline import RERANK_ONLY
 from engine.params import build_params
 from engine.trace import AnswerStep, AttentionStep, DecisionStep, FeaturesStep, LlmCallStep, RetrievalStep, Trace
 

@@ -8,7 +8,8 @@ from dataclasses import replace
 import pytest
 
 from engine.methods.base import RunContext, get_method
-from engine.methods.r2ag.method import RERANK_ONLY, R2agParams
+from engine.methods.r2ag.method import R2agParams
+from engine.methods.r2ag.offline import RERANK_ONLY
 from engine.params import build_params
 from engine.tools.base import IDK, Reader, Reading
 from engine.trace import AnswerStep, ErrorStep, LlmCallStep

@@ -58,9 +58,9 @@ def test_the_smollm2_checkpoint_ships_small_and_injects_for_that_model_and_the_d
 @pytest.mark.llm
 def test_the_real_model_loaded_from_its_gguf_file_finds_its_shipped_checkpoint(real_gguf, tmp_path):
     from engine.llm import hf
-    from engine.methods.r2ag.method import _hf_model
+    from engine.methods.r2ag.llm import injection_model
 
     chat = hf._load(hf.HfModelConfig(str(real_gguf), quantization="none", device="cpu"))
-    model = _hf_model(chat)
+    model = injection_model(chat)
     assert model is not None and model.llm_id == SMOLLM2_ID and model.hidden_size == 576
     assert find_checkpoint(tmp_path, model.llm_id) == checkpoint_path(SHIPPED_FOLDER, SMOLLM2_ID)
