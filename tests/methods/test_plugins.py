@@ -65,12 +65,23 @@ def test_the_readme_example_is_listed_after_the_built_ins_with_its_file(plugin_h
 
 def test_the_readme_example_answers_through_cli_ask_offline(plugin_home, capsys):
     add_example(plugin_home)
-    assert ask("--method", "keyword_rerank", "-p", "k=2", "When was Grace Hopper born?") == 0
+    assert ask("--method", "keyword_rerank", "-p", "k=2", "-p", "min_confidence=0", "When was Grace Hopper born?") == 0
     out = capsys.readouterr().out
     assert "[1] retrieval     BM25 pool" in out and "[1] retrieval     Most shared words" in out
     assert "answer: 1906" in out
     reranked = out.split("Most shared words")[1].split("[1] answer")[0]
     assert "m07#0" in reranked and reranked.count("#0") == 2  # k=2 chunks read, Grace Hopper's first
+
+
+def test_the_runs_answer_policy_settles_a_users_method_as_it_does_a_built_in(plugin_home, mini_workbench):
+    """Issue 24: min_confidence is the run's, so a method that declares nothing is calibrated and refused alike."""
+    from engine.params import AnswerPolicy
+
+    add_example(plugin_home)
+    strict = mini_workbench.ask("When was Grace Hopper born?", "keyword_rerank", {"k": 2}, policy=AnswerPolicy(1.0))
+    assert strict.answer.refused and (strict.answer.guess, strict.answer.min_confidence) == ("1906", 1.0)
+    lenient = mini_workbench.ask("When was Grace Hopper born?", "keyword_rerank", {"k": 2}, policy=AnswerPolicy(0.0))
+    assert (lenient.answer.text, lenient.answer.refused) == ("1906", False)
 
 
 def test_cli_methods_lists_plugins_with_their_source_and_problems_on_stderr(plugin_home, capsys):
