@@ -16,7 +16,6 @@ import pytest
 from engine.cli import main
 from engine.methods.base import method_ids
 from engine.trace import Trace
-
 from fake_chat_server import MODEL, ChatServer, Reply, completion, serving
 from paths import MINI_PACK
 
@@ -182,7 +181,7 @@ def test_a_staging_folder_is_refused_as_a_pack(ragscope_home, tmp_path, capsys):
 def no_evaluation(monkeypatch):
     import engine.evaluation.runner
 
-    def evaluate(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def evaluate(*args, **kwargs):
         raise AssertionError("evaluated although --out could never be written")
 
     monkeypatch.setattr(engine.evaluation.runner, "evaluate", evaluate)
@@ -206,7 +205,7 @@ def test_eval_writes_its_report_atomically_and_keeps_the_answers_when_it_cannot(
                                                                              monkeypatch):
     import engine.evaluation.runner
 
-    def write_report(out, results, traces):  # noqa: ANN001, ANN202
+    def write_report(out, results, traces):
         (out / "metrics.json").write_text("{}")  # half the report, then the disk fills up
         raise OSError(28, "No space left on device", str(out / "results.csv"))
 
@@ -304,7 +303,7 @@ def counted_asks(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     asked: list[tuple[str, str]] = []
     ask = Workbench.ask
 
-    def counted(self, question, method, params=None, question_id=""):  # noqa: ANN001, ANN202
+    def counted(self, question, method, params=None, question_id=""):
         asked.append((method, question_id))
         return ask(self, question, method, params, question_id)
 
@@ -318,10 +317,10 @@ def interrupt_after(monkeypatch: pytest.MonkeyPatch, answers: int) -> None:
 
     evaluate = engine.evaluation.runner.evaluate
 
-    def interrupted(*args, progress, **kwargs):  # noqa: ANN002, ANN003, ANN001, ANN202
+    def interrupted(*args, progress, **kwargs):
         taken = itertools.count(1)
 
-        def hook(result, trace):  # noqa: ANN001, ANN202
+        def hook(result, trace):
             progress(result, trace)
             if next(taken) == answers:
                 raise KeyboardInterrupt

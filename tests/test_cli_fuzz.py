@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 
 from engine.cli import main
-
 from paths import MINI_PACK, TESTS
 
 DATASETS = TESTS / "fixtures" / "datasets"

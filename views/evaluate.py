@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -17,15 +16,20 @@ import ui_state
 from components.glossary import ECE, METRICS
 from components.reliability import render_reliability
 from components.safe import md_text
-from engine.app.evaluations import (OVERALL, EvaluationJob, JournalSummary, evaluations, metric_rows, pick_questions,
-                                    plan_evaluation, question_types)
+from engine.app import runs
+from engine.app.evaluations import (
+    OVERALL,
+    EvaluationJob,
+    JournalPlan,
+    JournalSummary,
+    Question,
+    evaluations,
+    metric_rows,
+    pick_questions,
+    plan_evaluation,
+    question_types,
+)
 from engine.errors import RagscopeError
-from engine.methods.base import METHODS, method_ids
-
-if TYPE_CHECKING:
-    from engine.evaluation.journal import JournalPlan
-    from engine.knowledge.records import Question
-    from engine.runner import Workbench
 
 CHARTS = {"coverage": "Answered", "acc_answered": "Accuracy over answered", "acc": "Accuracy over all",
           "crag_score": "CRAG score", "f1": "F1", "recall@5": "Recall@5"}
@@ -40,15 +44,11 @@ pack = workbench.pack
 service = evaluations(ui_state.settings().evaluations)
 
 
-def _label(method: str) -> str:
-    return METHODS[method].label if method in METHODS else method
-
-
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def _workbench_for(plan: JournalPlan) -> Workbench:
+def _workbench_for(plan: JournalPlan) -> runs.Workbench:
     """A saved evaluation goes on with its own pack, backend and model, whatever the sidebar shows now."""
     return ui_state.workbench(plan.pack_path, plan.backend, plan.options)
 
@@ -84,7 +84,7 @@ def _progress_text(job: EvaluationJob) -> str:
     if step is None:
         return f"{job.total} of {job.total} done"
     question_id, method = step
-    return f"{job.done} of {job.total} done · next: {_label(method)} on {question_id}"
+    return f"{job.done} of {job.total} done · next: {runs.label(method)} on {question_id}"
 
 
 def _follow(job: EvaluationJob) -> None:
@@ -104,7 +104,7 @@ def _bar_chart(rows: list[dict], metric: str) -> go.Figure:
         values = {r["scope"]: r.get(metric) for r in rows if r["method"] == method}
         lengths = [values.get(s) for s in scopes]
         # Labels make a 0 visible (no bar) and tell it apart from "no data" (None: no label either).
-        figure.add_bar(name=_label(method), y=scopes, x=lengths, orientation="h", textposition="outside",
+        figure.add_bar(name=runs.label(method), y=scopes, x=lengths, orientation="h", textposition="outside",
                        text=["" if v is None else f"{v:.2f}" for v in lengths], textfont={"size": 11},
                        constraintext="none", cliponaxis=False)
     lowest = min((v for r in rows if (v := r.get(metric)) is not None), default=0.0)
@@ -120,7 +120,7 @@ def _bar_chart(rows: list[dict], metric: str) -> go.Figure:
 def _coverage(rows: list[dict]) -> None:
     """Per method: how often it answered, how often right when it did, right over all, and the CRAG score —
     so a method that refuses much is not read as one that answers wrongly (both score low accuracy over all)."""
-    table = [{"method": _label(r["method"]), "questions": r["n"], "answered": r.get("coverage"),
+    table = [{"method": runs.label(r["method"]), "questions": r["n"], "answered": r.get("coverage"),
               "accuracy over answered": r.get("acc_answered"), "accuracy over all": r.get("acc"),
               "CRAG score": r.get("crag_score")} for r in rows if r["scope"] == OVERALL]
     st.dataframe(table, key="evaluate.coverage", hide_index=True, width="stretch", column_config={
@@ -154,7 +154,7 @@ def _metrics(job: EvaluationJob) -> None:
 def _calibration(job: EvaluationJob) -> None:
     st.subheader("Calibration")
     diagrams = job.reliability()
-    render_reliability(diagrams, labels={m: _label(m) for m in diagrams}, key="evaluate.reliability")
+    render_reliability(diagrams, labels={m: runs.label(m) for m in diagrams}, key="evaluate.reliability")
 
 
 def _open_selected(job: EvaluationJob, rows: list[int]) -> None:
@@ -199,7 +199,7 @@ def _results(job: EvaluationJob) -> None:
 def _past_row(past: JournalSummary, current: str) -> dict[str, object]:
     when = datetime.fromtimestamp(past.written, UTC).strftime("%Y-%m-%d %H:%M")
     state = past.state + (", shown above" if past.id == current else "")
-    return {"last written (UTC)": when, "pack": past.pack, "methods": ", ".join(_label(m) for m in past.methods),
+    return {"last written (UTC)": when, "pack": past.pack, "methods": ", ".join(runs.label(m) for m in past.methods),
             "done": f"{past.done} of {past.total}", "state": state}
 
 
@@ -231,8 +231,8 @@ if not pack.questions:
     st.info("This pack has no questions to evaluate on. Add a `questions.jsonl` to the pack, or import a "
             "dataset on the Knowledge page.")
 else:
-    ids = sorted(method_ids(), key=lambda m: m != BASELINE)  # the baseline first, then the registry's order
-    methods = st.multiselect("Methods", ids, default=ids, key="evaluate.methods", format_func=_label,
+    ids = sorted(runs.method_choices(), key=lambda m: m != BASELINE)  # the baseline first, then the registry's order
+    methods = st.multiselect("Methods", ids, default=ids, key="evaluate.methods", format_func=runs.label,
                              disabled=running)
     present = question_types(pack)
     type_col, limit_col = st.columns([3, 1])

@@ -28,9 +28,9 @@ from engine.knowledge.records import QUESTION_TYPES, Pack, Question
 from engine.runner import Workbench
 from engine.trace import Trace
 
-# Re-exported so the Evaluate page needs no module of engine.evaluation itself.
-__all__ = ["OVERALL", "EvaluationJob", "Evaluations", "JournalSummary", "evaluations", "method_params", "metric_rows",
-           "pick_questions", "plan_evaluation", "question_types"]
+# Re-exported so the Evaluate page needs no module of engine.evaluation or engine.knowledge itself.
+__all__ = ["OVERALL", "EvaluationJob", "Evaluations", "JournalPlan", "JournalSummary", "Question", "evaluations",
+           "method_params", "metric_rows", "pick_questions", "plan_evaluation", "question_types"]
 
 log = logging.getLogger(__name__)
 
@@ -262,7 +262,7 @@ class EvaluationJob:
         try:
             workbench.retrieval.ensure_index()
             self.run(workbench, workers=workers)
-        except Exception as exc:  # noqa: BLE001 — shown on the page; the journal keeps what was done
+        except Exception as exc:  # shown on the page; the journal keeps what was done
             log.exception("evaluation %s failed", self.id)
             self._error = str(exc) or type(exc).__name__
             self._save_stopped(True)

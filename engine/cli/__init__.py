@@ -8,8 +8,18 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from engine.cli import (ask, evaluate, export_traces, importers, index, ingest, methods, mine_rules, train_r2ag,
-                        train_retriever)
+from engine.cli import (
+    ask,
+    evaluate,
+    export_traces,
+    importers,
+    index,
+    ingest,
+    methods,
+    mine_rules,
+    train_r2ag,
+    train_retriever,
+)
 from engine.cli.command import USAGE_ERROR, Command
 from engine.codec import SURROGATE
 from engine.errors import RagscopeError

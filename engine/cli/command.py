@@ -42,7 +42,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--api-key", default="", help="openai: key, if the server wants one")
 
 
-def add_param_option(parser: argparse.ArgumentParser, help: str) -> None:  # noqa: A002 — argparse's own name
+def add_param_option(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE", help=help)
 
 

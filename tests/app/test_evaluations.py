@@ -14,14 +14,13 @@ from engine.cli import main
 from engine.errors import RagscopeError
 from engine.evaluation.journal import Journal, new_journal_id
 from engine.evaluation.runner import QuestionResult
-
 from paths import MINI_PACK
 
 METHODS = ("vanilla", "rulerag")
 TIMING_FIELDS = {"trace_id", "latency_ms", "latency_ms_median", "latency_ms_p90"}
 
 
-def timeless(value):  # noqa: ANN001, ANN201
+def timeless(value):
     """A report or result without what differs between two runs of the same questions: ids and timings."""
     if isinstance(value, QuestionResult):
         return replace(value, latency_ms=0.0, trace_id="")
@@ -43,7 +42,7 @@ def slow(mini_workbench, monkeypatch) -> threading.Event:
     asked = threading.Event()
     ask = mini_workbench.ask
 
-    def slow_ask(question, method, params=None, question_id=""):  # noqa: ANN001, ANN202
+    def slow_ask(question, method, params=None, question_id=""):
         asked.set()
         time.sleep(0.05)
         return ask(question, method, params, question_id)

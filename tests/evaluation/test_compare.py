@@ -7,8 +7,7 @@ import io
 
 import pytest
 
-from engine.evaluation.compare import (metric_rows, overlap, pick_questions, results_csv, retrieved_docs,
-                                       trace_overlap)
+from engine.evaluation.compare import metric_rows, overlap, pick_questions, results_csv, retrieved_docs, trace_overlap
 from engine.evaluation.runner import QuestionResult, summarise
 from engine.knowledge.records import Question
 from engine.trace import AnswerStep, Hit, RetrievalStep, Trace

@@ -12,7 +12,6 @@ from engine.errors import IngestError
 from engine.evaluation.importers import import_dataset
 from engine.knowledge.loader import load_pack
 from engine.knowledge.writer import write_pack
-
 from paths import TESTS
 
 SAMPLE = TESTS / "fixtures" / "datasets" / "2wiki_dev_sample.json"

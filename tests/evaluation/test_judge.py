@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from engine.cli import main
+from engine.errors import BackendError
 from engine.evaluation.judge import LlmJudge, parse_grade
 from engine.evaluation.runner import QuestionResult
-from engine.errors import BackendError
 from engine.knowledge.records import Question
 from fake_chat import FailingChat, fixed
 from paths import MINI_PACK

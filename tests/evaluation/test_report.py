@@ -6,7 +6,6 @@ import json
 
 from engine.cli import main
 from engine.evaluation.report import format_tables
-
 from paths import MINI_PACK
 
 

@@ -25,7 +25,7 @@ def asked(mini_workbench, monkeypatch) -> list[tuple[str, str]]:
     lock = threading.Lock()
     ask = mini_workbench.ask
 
-    def slow_ask(question, method, params=None, question_id=""):  # noqa: ANN001, ANN202
+    def slow_ask(question, method, params=None, question_id=""):
         with lock:
             pairs.append((method, question_id))
         time.sleep(0.02)
@@ -53,7 +53,7 @@ def test_questions_are_asked_one_by_one_with_every_method_and_reported_method_by
 def test_after_stop_no_question_is_started_and_only_the_finished_come_back(mini_workbench, mini_pack, asked):
     stop = threading.Event()
 
-    def progress(result: QuestionResult, trace) -> None:  # noqa: ANN001
+    def progress(result: QuestionResult, trace) -> None:
         stop.set()
 
     results, traces = evaluate(mini_workbench, METHODS, mini_pack.questions, progress=progress, stop=stop)
@@ -81,7 +81,7 @@ def test_questions_already_done_are_not_asked_again(mini_workbench, mini_pack, a
 def test_ctrl_c_finishes_the_running_questions_and_hands_each_one_over(mini_workbench, mini_pack, asked):
     handed: list[tuple[str, str]] = []
 
-    def progress(result: QuestionResult, trace) -> None:  # noqa: ANN001
+    def progress(result: QuestionResult, trace) -> None:
         handed.append((result.method, result.question_id))
         if len(handed) == 3:
             raise KeyboardInterrupt

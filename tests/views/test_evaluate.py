@@ -226,7 +226,7 @@ def test_a_stopped_run_whose_pack_changed_is_not_resumed(evaluated):
     assert any("documents differ" in e and "fingerprint 0123456789abcdef" in e for e in errors), errors
 
 
-def replace_plan(job: EvaluationJob, **changes) -> EvaluationJob:  # noqa: ANN003
+def replace_plan(job: EvaluationJob, **changes) -> EvaluationJob:
     """`job`'s answers under a plan with `changes`, as a journal written on another pack would hold them."""
     return EvaluationJob(replace(job.plan, **changes), None, tuple(zip(job.results, job.traces)))
 
