@@ -12,6 +12,7 @@ from components.safe import md_text
 from paths import MINI_PACK
 from methods.test_plugins import method_code
 from plugin_home import add_example, plugin_home, write_plugin  # noqa: F401  (plugin_home is a fixture)
+from ui_knobs import answer_every_guess
 
 
 @pytest.fixture()
@@ -29,6 +30,7 @@ def test_a_plugins_parameters_become_widgets_on_explore_and_it_runs(app_home, op
     assert at.slider(key="explore.params.keyword_rerank.k").value == 4
     assert any(c.value.startswith("BM25 fetches a wide pool") and "—" not in c.value for c in at.caption)
     at.slider(key="explore.params.keyword_rerank.k").set_value(2)
+    answer_every_guess(at)  # the run's answer policy holds for a user's method too (issue 24)
     at.text_area(key="explore.question").input("When was Grace Hopper born?")
     at.button(key="explore.run").click().run()
     assert not at.exception
