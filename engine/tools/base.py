@@ -1,5 +1,6 @@
 """Tool interfaces. Methods call these and never branch on the backend (DESIGN §3).
 
+Interfaces are Protocols, as in every method folder's tools.py: an implementation needs no base class.
 Contract shared by every tool: it never raises on bad model output or unanswerable input; it
 returns its result plus the steps worth recording (an `llm_call`, a `calculation`, an `error`
 when a parser fell back), which the calling method yields as they are.
@@ -7,9 +8,9 @@ when a parser fell back), which the calling method yields as they are.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from engine.knowledge.records import Triple
 from engine.trace import Hit, Step, require_bool
@@ -41,15 +42,15 @@ class Reading:
         require_bool("refused", self.refused)
 
 
-class QuestionClassifier(ABC):
-    @abstractmethod
+class QuestionClassifier(Protocol):
+    """What kind of answer a question asks for."""
+
     def classify(self, question: str) -> AnswerType: ...
 
 
-class Reader(ABC):
+class Reader(Protocol):
     """Answer a question from ranked evidence chunks and optional KG facts (triples)."""
 
-    @abstractmethod
     def read(self, question: str, evidence: Sequence[Hit], facts: Sequence[Triple] = ()) -> Reading: ...
 
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from engine.llm.chat import ChatModel, GenerationSettings, Message
-from engine.tools.base import AnswerType, QuestionClassifier
+from engine.tools.base import AnswerType
 from engine.tools.llm_call import call_model, error_step, shorten
 from engine.tools.offline_classifier import OfflineQuestionClassifier
 from engine.tools.prompts import fill, load_prompt
@@ -26,7 +26,7 @@ _LABEL = re.compile(r"\b(person|place|date|number|entity|yes[\s_/\-]*(?:or[\s_]+
 
 
 @dataclass(frozen=True)
-class LlmQuestionClassifier(QuestionClassifier):
+class LlmQuestionClassifier:
     """Answer typing by a chat model, falling back to the offline rules."""
 
     chat: ChatModel

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from engine.knowledge.records import INVALID_QUESTION, Triple
 from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegment
-from engine.tools.base import IDK, Reader, Reading
+from engine.tools.base import IDK, Reading
 from engine.tools.calculator import calculation_step
 from engine.tools.llm_call import ModelReply, call_model, error_step, one_line, shorten
 from engine.tools.prompts import fill_spans, load_prompt
@@ -73,7 +73,7 @@ class ReaderPrompt:
 
 
 @dataclass(frozen=True)
-class LlmReader(Reader):
+class LlmReader:
     """Answer from evidence with a chat model; attentive (HF) models also say where they looked."""
 
     chat: ChatModel

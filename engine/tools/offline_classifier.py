@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from engine.tools.base import AnswerType, QuestionClassifier
+from engine.tools.base import AnswerType
 
 AUXILIARIES = frozenset(
     "is was are were am did does do has have had can could will would should shall may might must".split()
@@ -55,7 +55,7 @@ _CONNECTORS = frozenset("of de da di del della du la le von van der den the and 
 _TOKEN = re.compile(r"[\w][\w'’\-.&]*|[^\w\s]")
 
 
-class OfflineQuestionClassifier(QuestionClassifier):
+class OfflineQuestionClassifier:
     """Answer typing from wh-words, head nouns, auxiliaries and 'A or B' choices."""
 
     def classify(self, question: str) -> AnswerType:

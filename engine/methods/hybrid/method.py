@@ -61,7 +61,9 @@ MAX_PAGES = 50
 TABLE_ROWS = 6  # offline: table rows handed to the reader as sentences
 RETRIEVER = "MiniLM cosine over page and document chunks"
 PAGES, RANKING, ATTRIBUTES, CALCULATOR, KNOWLEDGE, KG, REASONING = range(7)
-READER_FLOOR = 0.45  # offline: the raw reader score below which the reasoner refuses, before calibration
+# offline: the reader's raw score below which the reasoner refuses, its own cut-off; the run's calibrated
+# min_confidence (engine.params.AnswerPolicy) decides after it
+RAW_READER_FLOOR = 0.45
 _GRAMMAR = OfflineQuestionClassifier()  # the premise check's choice test (module docstring)
 
 
@@ -96,7 +98,7 @@ class HybridMethod(Method):
         linker = entity_linker(ctx.tools.kg, ctx.retrieval.embedder)
         tools = hybrid_tools(ctx.tools, ctx.retrieval.embedder, linker,
                              Sampling(params.attribute_samples, params.calc_samples, params.reason_samples),
-                             READER_FLOOR)
+                             RAW_READER_FLOOR)
         # §2.1 web page processing
         chunks, tables, selection = self._pages(question, ctx)
         yield _pages_step(chunks, tables, selection)

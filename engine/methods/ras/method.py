@@ -10,6 +10,8 @@ Spec: /work/shared/methods/ras.md. [decide] choices that live in this file:
 - one graph merged across rounds with entity normalisation (query_graph.py), not a list of
   per-round subgraphs; no GNN/graph token (the training-free Sonnet variant of the paper).
 - a chunk already read in an earlier round is not extracted again; its hit says so in provenance.
+- `sufficiency` (RAW_SUFFICIENCY) is the offline planner's own cut-off on the reader's raw score; the run's
+  min_confidence (engine.params.AnswerPolicy), on the calibrated confidence, is applied after the answer.
 - AnswerStep.evidence: the docs the answer cites first (on the offline backend these include the
   chunks each bridge was read from), then every other doc read, in the order it was first retrieved.
 """
@@ -34,14 +36,18 @@ from engine.tools.bundle import ToolBundle
 from engine.trace import DecisionStep, Edge, GraphDeltaStep, Hit, Node, RetrievalStep, Step
 
 
+RAW_SUFFICIENCY = 0.45  # offline planner: the reader's raw score that makes the graph sufficient
+
+
 @dataclass(frozen=True)
 class RasParams:
     max_iterations: int = param(5, min=1, max=10,
                                 help="Most retrieve-and-structure rounds (paper 5, released code 3).")
     k: int = param(5, min=1, max=20, help="Chunks retrieved per sub-query (paper: top-5).")
     retriever: str = param("hybrid", choices=RETRIEVER_NAMES, help="Retriever for the sub-queries.")
-    sufficiency: float = param(0.45, min=0.0, max=1.0,
-                               help="Offline planner: reader confidence over the graph needed for [SUFFICIENT].")
+    sufficiency: float = param(RAW_SUFFICIENCY, min=0.0, max=1.0,
+                               help="Offline planner: the reader's raw score over the graph needed for "
+                                    "[SUFFICIENT] (its own cut-off, not the run's calibrated min_confidence).")
     merge_threshold: float = param(0.9, min=0.5, max=1.0,
                                    help="MiniLM cosine above which two entity names merge into one node.")
 

@@ -121,7 +121,7 @@ def _names_another(answer: str, hop: Hop, graph: QueryGraph, texts: Sequence[str
     return answer[:1].isupper() or answer[:1].isdigit() or hop.kind not in ("person", "place")
 
 
-class MemoReader(Reader):
+class MemoReader:
     """One run's reader: the planner re-resolves the question every round, mostly over the same chunks."""
 
     def __init__(self, reader: Reader):

@@ -77,7 +77,8 @@ class Tog2Params:
     candidate_cap: int = param(20, min=1, max=200, help="Most tail entities followed per (entity, relation).")
     max_candidates: int = param(60, min=1, max=1000, help="Most candidate entities scored per round.")
     sufficiency: float = param(0.45, min=0.0, max=1.0,
-                               help="Offline reasoner: reader confidence needed to stop before the cap.")
+                               help="Offline reasoner: the reader's raw score needed to stop before the cap (its "
+                                    "own cut-off, not the run's calibrated min_confidence).")
     initial_check: bool = param(True, help="Ask the reasoner first over the topic entities' documents and "
                                 "answer at iteration 0 if they suffice (paper); off = the released code.")
     temperature: float = param(EXPLORE_TEMPERATURE, min=0.0, max=1.5,

@@ -1,4 +1,8 @@
-"""The offline `Reader`: score the evidence sentences, answer by question type, refuse below the threshold."""
+"""The offline `Reader`: score the evidence sentences, answer by question type, refuse below the threshold.
+
+The threshold (`RAW_REFUSAL_SCORE`) is the reader's own cut-off on its raw score, set by hand; the run's
+min_confidence (engine.params.AnswerPolicy) is another thing, on the calibrated confidence, applied after.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import numpy as np
 from engine.cache import LruCache
 from engine.knowledge.records import Triple
 from engine.retrieval.embedder import Embedder
-from engine.tools.base import IDK, AnswerType, QuestionClassifier, Reader, Reading
+from engine.tools.base import IDK, AnswerType, QuestionClassifier, Reading
 from engine.tools.offline_classifier import OfflineQuestionClassifier
 from engine.tools.offline_reader.candidates import in_question
 from engine.tools.offline_reader.choice import read_choice
@@ -29,14 +33,14 @@ from engine.tools.offline_reader.sentences import (
 from engine.tools.offline_reader.yes_no import read_yes_no
 from engine.trace import ErrorStep, Hit
 
-DEFAULT_THRESHOLD = 0.3
+RAW_REFUSAL_SCORE = 0.3  # the reader's own raw score below which it refuses: not the run's min_confidence
 MAX_EMBEDDED = 8  # sentences embedded per read: MiniLM costs ~3-4 ms a sentence on 2 cores
 MAX_HOPS = 2  # nested relations: 'the uncle of the physicist who shared …'
 HOP_CONFIDENCE = 0.3
 _CACHE_SIZE = 4096
 
 
-class OfflineReader(Reader):
+class OfflineReader:
     """Extractive, answer-type-aware reading with the MiniLM encoder; no language model needed."""
 
     def __init__(
@@ -44,7 +48,7 @@ class OfflineReader(Reader):
         embedder: Embedder,
         classifier: QuestionClassifier | None = None,
         entities: Sequence[str] = (),
-        threshold: float = DEFAULT_THRESHOLD,
+        threshold: float = RAW_REFUSAL_SCORE,
         relations: Sequence[str] = (),
         *,
         max_embedded: int = MAX_EMBEDDED,
