@@ -11,10 +11,6 @@ from engine.text import content_words
 from engine.trace import RetrievalStep
 
 
-def query_terms(query: str) -> list[str]:
-    return content_words(query)
-
-
 def render_retrieval(step: RetrievalStep, *, key: str) -> None:
     st.markdown(f"**{md_text(step.title)}** · `{step.retriever}` · query: {md_text(step.query[:300])}")
     if not step.hits:
@@ -32,7 +28,7 @@ def render_retrieval(step: RetrievalStep, *, key: str) -> None:
         "why": st.column_config.TextColumn("why", help=WHY),
         "text": st.column_config.TextColumn("text", width="large"),
     })
-    terms = query_terms(step.query)
+    terms = content_words(step.query)  # stopwords out: the words lexical retrieval compares
     with st.expander("Read the chunks", expanded=False):
         for h in step.hits:
             st.markdown(f"**{h.rank}. {md_text(h.title)}** · `{h.chunk_id}` · score {h.score:.4f}"
