@@ -10,7 +10,7 @@ from common import fresh_settings, median_ms, pack_path, timed
 
 from engine.knowledge.loader import load_pack
 from engine.retrieval.embedder import load_embedder
-from engine.retrieval.index import _embedding_text
+from engine.retrieval.index import embedding_text as _embedding_text
 from engine.retrieval.suite import Retrieval
 
 

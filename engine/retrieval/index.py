@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Protocol
 from pathlib import Path
 
 import numpy as np
@@ -191,7 +192,7 @@ class ChunkIndex:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="chroma-write") as writer:
             for start in range(0, len(todo), size):
                 batch = todo[start:start + size]
-                vectors = self.embedder.encode([_embedding_text(c) for c in batch])
+                vectors = self.embedder.encode([embedding_text(c) for c in batch])
                 if pending is not None:
                     pending.result()
                     if progress:
@@ -205,6 +206,11 @@ class ChunkIndex:
                 if progress:
                     progress(len(todo), len(todo))
 
+    def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of those chunk ids the index holds, by id (fetched by id, never the whole index)."""
+        got = self.collection.get(ids=list(dict.fromkeys(ids)), include=["embeddings"])
+        return {i: np.asarray(v, dtype=np.float32) for i, v in zip(got["ids"], got["embeddings"])}
+
     def query(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         """(chunk id, cosine similarity) best first; Chroma itself returns fewer when it holds fewer."""
         results = self.collection.query(query_embeddings=[np.asarray(vector, dtype=np.float32)],
@@ -212,6 +218,12 @@ class ChunkIndex:
         return [(i, 1.0 - float(d)) for i, d in zip(results["ids"][0], results["distances"][0])]
 
 
-def _embedding_text(chunk: Chunk) -> str:
-    """The title is embedded with the text: entity pages rarely repeat their own name."""
+class Titled(Protocol):
+    title: str
+    text: str
+
+
+def embedding_text(chunk: Titled) -> str:
+    """What the index embeds for a chunk (a `Chunk` or the `Hit` it came back as), and so what every method that
+    compares with those vectors embeds: the title with the text, as entity pages rarely repeat their own name."""
     return f"{chunk.title}. {chunk.text}" if chunk.title else chunk.text

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engine.retrieval.index import embedding_text
+
 if TYPE_CHECKING:
     from engine.retrieval.suite import Retrieval
     from engine.trace import Hit
@@ -79,11 +81,10 @@ def hit_vectors(retrieval: Retrieval, query: str, hits: Sequence[Hit]) -> tuple[
         return query_vector, np.zeros((0, len(query_vector)), dtype=np.float32)
     retrieval.ensure_index()
     ids = [h.chunk_id for h in hits]
-    stored = retrieval.index.collection.get(ids=list(dict.fromkeys(ids)), include=["embeddings"])
-    by_id = dict(zip(stored["ids"], stored["embeddings"]))
+    by_id = retrieval.index.vectors(ids)
     missing = [h for h in hits if h.chunk_id not in by_id]
     if missing:  # e.g. a chunk changed since indexing: encode the text as the index would
-        encoded = retrieval.embedder.encode([f"{h.title}. {h.text}" if h.title else h.text for h in missing])
+        encoded = retrieval.embedder.encode([embedding_text(h) for h in missing])
         by_id.update({h.chunk_id: v for h, v in zip(missing, encoded)})
     return query_vector, np.stack([np.asarray(by_id[i], dtype=np.float32) for i in ids])
 

@@ -40,6 +40,7 @@ from engine.methods.ras.tools import (
 )
 from engine.methods.ras.query_graph import QueryGraph, fold
 from engine.tools.base import IDK, Reading
+from engine.retrieval.index import embedding_text
 from engine.tools.llm_call import call_model, error_step, fill_with_segments, one_line
 from engine.text import STOPWORDS, words
 from engine.tools.prompts import PromptFolder
@@ -156,7 +157,7 @@ class LlmExtractor:
     settings: GenerationSettings = T2T_SETTINGS
 
     def extract(self, hit: Hit) -> Extraction:
-        passage = one_line(f"{hit.title}. {hit.text}")[:MAX_PASSAGE_CHARS]
+        passage = one_line(embedding_text(hit))[:MAX_PASSAGE_CHARS]
         prompt, segments = _prompt("t2t", {"passage": [("passage", "document", passage)]}, passage=passage)
         reply = call_model(self.chat, (Message("user", prompt),), self.settings, role="text-to-triples",
                            segments=segments)

@@ -65,7 +65,7 @@ from engine.errors import RagscopeError
 from engine.graph.kg import KnowledgeGraph
 from engine.hf_imports import TRANSFORMERS_LOCK
 from engine.knowledge.records import Pack, Question
-from engine.retrieval.index import _embedding_text
+from engine.retrieval.index import embedding_text
 from engine.retrieval.query_encoder import MANIFEST, QueryEncoderManifest, finetuned_dir
 from engine.retrieval.suite import Retrieval, pack_key
 from engine.rules.matching import abstract_question, match_rules
@@ -199,7 +199,7 @@ def train_query_encoder(pack: Pack, settings: Settings, config: FinetuneConfig =
     chunks = retrieval.chunks
     row = {c.id: i for i, c in enumerate(chunks)}
     chunk_docs = [c.doc_id for c in chunks]
-    doc_vectors = base.encode([_embedding_text(c) for c in chunks])  # frozen side: what the index holds
+    doc_vectors = base.encode([embedding_text(c) for c in chunks])  # frozen side: what the index holds
     before = _recalls(base.encode([p.query for p in heldout]), doc_vectors, chunk_docs, heldout)
 
     random.seed(config.seed)

@@ -36,6 +36,7 @@ import numpy as np
 from engine.cache import LruCache, Registry
 from engine.graph.kg import KnowledgeGraph
 from engine.knowledge.chunking import Chunk
+from engine.retrieval.index import embedding_text
 from engine.retrieval.suite import Retrieval
 from engine.rules.text import relation_label
 
@@ -219,7 +220,7 @@ class EntityDocuments:
         vectors = self._from_index(chunks)
         rest = [c for c in chunks if c.id not in vectors]
         if rest:
-            vectors.update(zip((c.id for c in rest), self.retrieval.embedder.encode([_chunk_text(c) for c in rest])))
+            vectors.update(zip((c.id for c in rest), self.retrieval.embedder.encode([embedding_text(c) for c in rest])))
         return [vectors[c.id] for c in chunks]
 
     def _from_index(self, chunks: Sequence[Chunk]) -> dict[str, np.ndarray]:
@@ -229,13 +230,12 @@ class EntityDocuments:
             return {}
         try:
             self.retrieval.ensure_index()
-            got = self.retrieval.index.collection.get(ids=[c.id for c in chunks], include=["embeddings"])
+            vectors = self.retrieval.index.vectors([c.id for c in chunks])
         except Exception as exc:  # noqa: BLE001  an unusable index only costs re-encoding, never the run
             log.warning("dense index unusable for ToG-2 chunk vectors (%s: %s); encoding chunks instead",
                         type(exc).__name__, exc)
             index.use_dense_index = False
             return {}
-        vectors = {i: np.asarray(v, dtype=np.float32) for i, v in zip(got["ids"], got["embeddings"])}
         return {i: v / (np.linalg.norm(v) or 1.0) for i, v in vectors.items()}
 
 
@@ -267,11 +267,6 @@ def _build_doc_index(retrieval: Retrieval) -> _DocIndex:
         by_doc[chunk.doc_id].append(chunk)
     return _DocIndex({k: tuple(v) for k, v in titled.items()}, {k: tuple(v) for k, v in listed.items()},
                      {k: tuple(v) for k, v in by_doc.items()})
-
-
-def _chunk_text(chunk: Chunk) -> str:
-    """As the dense index embeds it (engine/retrieval/index.py), so both sources of vectors agree."""
-    return f"{chunk.title}. {chunk.text}" if chunk.title else chunk.text
 
 
 @dataclass(frozen=True)
