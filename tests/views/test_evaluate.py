@@ -163,6 +163,15 @@ def test_a_reload_reopens_the_evaluation_from_its_link(evaluated, open_app):
     assert from_disk.results == job.results and [t.id for t in from_disk.traces] == [t.id for t in job.traces]
 
 
+def test_the_evaluation_stays_on_the_page_after_a_visit_to_another(evaluated):
+    job = _job(evaluated)
+    at = evaluated.switch_page("views/history.py").run()
+    at.query_params.pop("eval", None)  # a page switch takes `?eval=` out of the URL
+    at = at.switch_page("views/evaluate.py").run()
+    assert not at.exception
+    assert _linked(at) == job.id and len(_table(at, "question_id")) == job.total
+
+
 def test_a_link_to_an_unknown_evaluation_says_so(open_app):
     at = open_app()
     at.query_params["eval"] = "0" * 32
