@@ -26,6 +26,7 @@ _SENTENCE_BREAK = re.compile(r"(?<=[.!?])([\"'”’)\]]*)\s+(?=[\"'“‘(\[]?[
 _LINE_BREAK = re.compile(r"\s*\n\s*")
 _LAST_WORD = re.compile(r"(\w+)\W*$")
 _ALNUM = re.compile(r"[a-z0-9]+")
+RUN_ON_WORDS = 60  # words per piece of a run-on sentence cut for the encoder
 
 
 def words(text: str) -> list[str]:
@@ -49,9 +50,10 @@ def content_words(text: str) -> list[str]:
     return [w for w in words(text) if w not in STOPWORDS]
 
 
-def split_sentences(text: str) -> list[str]:
+def split_sentences(text: str, max_chars: int | None = None) -> list[str]:
     """Sentences of a text, keeping initials and abbreviations ('J. Smith', 'St. Louis') whole; a line
-    break always ends a sentence."""
+    break always ends a sentence. With `max_chars`, a longer run-on piece (a page without punctuation) is
+    cut into RUN_ON_WORDS-word pieces a sentence encoder can use."""
     out: list[str] = []
     for line in _LINE_BREAK.split(text):
         last = 0
@@ -64,7 +66,15 @@ def split_sentences(text: str) -> list[str]:
             out.append(before)
             last = match.end()
         out.append(line[last:])
-    return [s.strip() for s in out if s.strip()]
+    sentences = [s.strip() for s in out if s.strip()]
+    return sentences if max_chars is None else [piece for s in sentences for piece in _run_on_pieces(s, max_chars)]
+
+
+def _run_on_pieces(sentence: str, max_chars: int) -> list[str]:
+    if len(sentence) <= max_chars:
+        return [sentence]
+    words = sentence.split()
+    return [" ".join(words[i: i + RUN_ON_WORDS]) for i in range(0, len(words), RUN_ON_WORDS)]
 
 
 def name_pattern(names: Iterable[str], min_length: int = 3) -> re.Pattern[str] | None:

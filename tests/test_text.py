@@ -25,6 +25,14 @@ def test_sentences_keep_initials_and_abbreviations_whole():
     ]
 
 
+def test_a_run_on_sentence_past_max_chars_is_cut_into_pieces_for_the_encoder():
+    run_on = " ".join(f"w{i}" for i in range(130))  # a page without punctuation: one 'sentence'
+    assert split_sentences(run_on) == [run_on]
+    pieces = split_sentences(f"Short one.\n{run_on}", max_chars=100)
+    assert pieces[0] == "Short one." and [len(p.split()) for p in pieces[1:]] == [60, 60, 10]
+    assert " ".join(pieces[1:]) == run_on
+
+
 def test_a_line_break_always_ends_a_sentence_and_blank_lines_vanish():
     assert split_sentences("Title\n\nFirst line. Second line\n  ") == ["Title", "First line.", "Second line"]
 

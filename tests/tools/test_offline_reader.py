@@ -7,7 +7,7 @@ import pytest
 from engine.knowledge.records import Triple
 from engine.retrieval.embedder import load_embedder
 from engine.tools.base import IDK, Reading
-from engine.tools.offline_reader import OfflineReader, fact_sentence, split_sentences
+from engine.tools.offline_reader import OfflineReader, fact_sentence
 from engine.trace import CalculationStep, Hit
 
 
@@ -185,13 +185,6 @@ def test_reader_turns_an_internal_failure_into_a_refusal_with_an_error_step(read
     assert reading.refused
     assert reading.steps[0].kind == "error"
     assert "unreadable chunk" in reading.rationale
-
-
-def test_split_sentences_keeps_initials_and_abbreviations_whole() -> None:
-    text = "J. Robert Oppenheimer studied at St. John's College. He later taught in Berkeley.\nA new line."
-    assert split_sentences(text) == [
-        "J. Robert Oppenheimer studied at St. John's College.", "He later taught in Berkeley.", "A new line.",
-    ]
 
 
 def test_fact_sentence_reads_a_triple_as_text() -> None:

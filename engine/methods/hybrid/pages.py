@@ -25,7 +25,8 @@ from engine.knowledge.records import Document, Page
 from engine.retrieval.embedder import Embedder
 from engine.retrieval.index import WRITE_BATCHES
 from engine.retrieval.vector_store import VectorStore, text_key
-from engine.tools.offline_reader import split_sentences
+from engine.text import split_sentences
+from engine.tools.offline_reader.sentences import MAX_SENTENCE_CHARS
 
 SENTENCE_CAP = 200
 PER_CHUNK = 3
@@ -93,7 +94,7 @@ def is_question(sentence: str) -> bool:
 
 
 def sentence_units(text: str, cap: int = SENTENCE_CAP) -> list[Unit]:
-    sentences = split_sentences(text)
+    sentences = split_sentences(text, MAX_SENTENCE_CHARS)
     units: list[Unit] = []
     i = 0
     while i < len(sentences):

@@ -16,6 +16,6 @@ years and numbers), the answer paths `extractive`, `count`, `choice`, `differenc
 from engine.tools.offline_reader.hops import Hop, question_hop
 from engine.tools.offline_reader.names import Gazetteer
 from engine.tools.offline_reader.reader import OfflineReader
-from engine.tools.offline_reader.sentences import fact_sentence, split_sentences
+from engine.tools.offline_reader.sentences import fact_sentence
 
-__all__ = ["Gazetteer", "Hop", "OfflineReader", "fact_sentence", "question_hop", "split_sentences"]
+__all__ = ["Gazetteer", "Hop", "OfflineReader", "fact_sentence", "question_hop"]

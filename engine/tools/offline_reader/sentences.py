@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from engine.knowledge.records import Triple
-from engine.text import STOPWORDS, WORD, contains_run, split_sentences as _split
+from engine.text import STOPWORDS, WORD, contains_run, split_sentences
 from engine.tools.offline_reader.lexicon import IRREGULAR, SUBJECT_PRONOUNS, lower_words
 from engine.tools.offline_reader.names import capitalised_spans
 from engine.tools.offline_reader.records import Sentence
@@ -28,7 +28,7 @@ def evidence_sentences(evidence: tuple[Hit, ...], facts: tuple[Triple, ...]) -> 
     for position, hit in enumerate(evidence):
         text = str(getattr(hit, "text", "") or "")[:MAX_CHARS_PER_HIT]
         doc_id, title = str(getattr(hit, "doc_id", "") or ""), str(getattr(hit, "title", "") or "")
-        for piece in split_sentences(text):
+        for piece in split_sentences(text, MAX_SENTENCE_CHARS):
             sentences.append(tokenised(Sentence(piece, doc_id, title, position)))
     for triple in facts:
         text = fact_sentence(triple)
@@ -43,19 +43,6 @@ def fact_sentence(triple: Triple) -> str:
     parts = (str(triple.head or "").strip(), relation, str(triple.tail or "").strip())
     text = " ".join(p for p in parts if p)
     return f"{text} ({triple.time})" if getattr(triple, "time", "") else text
-
-
-def split_sentences(text: str) -> list[str]:
-    """The one sentence splitter (engine.text), with run-on pieces cut for the sentence encoder."""
-    return [w for sentence in _split(text) for w in _windows(sentence)]
-
-
-def _windows(sentence: str) -> list[str]:
-    """Cut run-on text (no punctuation for pages) into pieces a sentence encoder can use."""
-    if len(sentence) <= MAX_SENTENCE_CHARS:
-        return [sentence]
-    words = sentence.split()
-    return [" ".join(words[i: i + 60]) for i in range(0, len(words), 60)]
 
 
 def as_sentence(text: str) -> Sentence:
