@@ -37,10 +37,6 @@ class Selection:
     backend: str = "offline"
     options: tuple[tuple[str, str], ...] = ()  # hashable backend options (model path, URL, …)
 
-    @property
-    def backend_options(self) -> dict[str, str]:
-        return dict(self.options)
-
 
 def select(selection: Selection) -> None:
     st.session_state[_SELECTION] = selection

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui_knobs import answer_every_guess
-
 from components.safe import md_text
-
-
+from ui_knobs import answer_every_guess
 
 
 @pytest.fixture()

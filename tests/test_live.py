@@ -13,7 +13,6 @@ from engine.live import Partial, listening, reply_sink
 from engine.methods import base
 from engine.runner import Workbench
 from engine.trace import DecisionStep, LlmCallStep, Step
-
 from fake_chat_server import MODEL, Answerer, ChatServer, serving
 
 QUESTION = "When was Grace Hopper born?"

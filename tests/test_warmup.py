@@ -29,7 +29,7 @@ def test_a_method_that_cannot_be_created_is_skipped_and_the_rest_warm_up(mini_pa
     asked: list[str] = []
     original = bench.start
 
-    def start(q, m, **kw):  # noqa: ANN001, ANN202
+    def start(q, m, **kw):
         if m == "tog2":
             raise RagscopeError("method 'tog2' could not be created: KeyError: 'x'")
         asked.append(m)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 import ui_state
 from components.safe import md_text
@@ -20,7 +21,7 @@ def _row(run: RunSummary) -> dict[str, object]:
             "backend": run.backend, "question": run.question, "answer": run.answer, "latency ms": run.latency_ms}
 
 
-def _import(uploaded) -> None:
+def _import(uploaded: UploadedFile | None) -> None:
     """Callback: runs before the page script, so the table below already shows what was imported."""
     if uploaded is None:
         ui_state.post_notice(PAGE, ui_state.Notice("error", "Choose a JSON export file first."))

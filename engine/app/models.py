@@ -34,11 +34,10 @@ from engine.llm.hf import (
 from engine.llm.openai import OpenAIChatModel, check_connection, check_model
 
 __all__ = [
-    "CPU_QUANTIZATION_REASON", "DEVICES", "DTYPES", "NO_GPU_HINT", "OFFLINE", "QUANTIZATIONS", "SECRET_OPTIONS",
-    "BackendConfig", "ChatModel", "Completion", "GpuStatus", "HfChatModel", "HfModelConfig", "OpenAIChatModel",
-    "gib", "gpu_status", "load_local", "loaded_local", "local_backend", "options_tuple", "read_backends",
-    "server_backend", "server_chat", "server_models", "train_r2ag_command", "try_prompt", "unload_local",
-    "use_server", "write_backends",
+    "CPU_QUANTIZATION_REASON", "DEVICES", "DTYPES", "NO_GPU_HINT", "OFFLINE", "QUANTIZATIONS", "BackendConfig",
+    "ChatModel", "Completion", "GpuStatus", "HfChatModel", "HfModelConfig", "OpenAIChatModel", "gib", "gpu_status",
+    "load_local", "loaded_local", "local_backend", "options_tuple", "read_backends", "server_backend", "server_chat",
+    "server_models", "train_r2ag_command", "try_prompt", "unload_local", "use_server", "write_backends",
 ]
 
 SECRET_OPTIONS = ("api_key",)  # never written to disk: after a restart a server that needs a key asks again

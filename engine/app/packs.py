@@ -15,7 +15,7 @@ from engine.graph.kg import KnowledgeGraph
 from engine.graph.neighbourhood import entity_choices, fact_rows, hub_entity, neighbourhood_step
 from engine.knowledge.ingest import ingest_paths
 from engine.knowledge.loader import load_pack
-from engine.knowledge.records import QUESTION_TYPES, Pack, Question, Rule
+from engine.knowledge.records import Pack, Rule
 from engine.knowledge.summary import PackSummary, summarize_pack, unloadable_pack
 from engine.knowledge.uploads import ALLOWED_SUFFIXES, MAX_UPLOAD_BYTES, MAX_UPLOAD_MB, Upload, build_pack_from_uploads
 from engine.knowledge.writer import check_target, sweep_staging, write_pack
@@ -30,12 +30,12 @@ from engine.text import content_words
 from engine.trace import Hit
 
 __all__ = [
-    "ALLOWED_SUFFIXES", "BUNDLED_PACKS", "MAX_UPLOAD_BYTES", "MAX_UPLOAD_MB", "QUESTION_TYPES", "IndexProgress",
-    "IndexStatus", "KnowledgeGraph", "MinedRule", "MiningConfig", "Pack", "PackSummary", "Question", "Rule",
-    "SavedRules", "SyncReport", "Upload", "available_packs", "build_from_uploads", "entity_choices", "fact_rows",
-    "hub_entity", "index_status", "ingest", "is_bundled", "knowledge_graph", "load", "mine", "mined_pack_rules",
-    "mined_rows", "neighbourhood_step", "query_terms", "rule_rows", "rule_text", "save_mined", "search",
-    "statistics_rows", "summary", "sync_index", "unloadable_pack",
+    "ALLOWED_SUFFIXES", "BUNDLED_PACKS", "MAX_UPLOAD_MB", "IndexProgress", "IndexStatus", "KnowledgeGraph",
+    "MinedRule", "MiningConfig", "Pack", "PackSummary", "Rule", "SavedRules", "SyncReport", "Upload",
+    "available_packs", "build_from_uploads", "entity_choices", "fact_rows", "hub_entity", "index_status", "ingest",
+    "is_bundled", "knowledge_graph", "load", "mine", "mined_pack_rules", "mined_rows", "neighbourhood_step",
+    "query_terms", "rule_rows", "rule_text", "save_mined", "search", "statistics_rows", "summary", "sync_index",
+    "unloadable_pack",
 ]
 
 BUNDLED_PACKS = DEMO_PACK.parent

@@ -14,7 +14,8 @@ def test_saved_backends_come_back_without_their_api_key_and_the_file_is_private(
     models.write_backends(path, {"openai": server})
     assert "sk-secret" not in path.read_text() and stat.S_IMODE(path.stat().st_mode) == 0o600
     (read,) = models.read_backends(path).values()
-    assert read == BackendConfig("openai", "openai: llama3", (("base_url", "http://127.0.0.1:9/v1"), ("model", "llama3")))
+    assert read == BackendConfig("openai", "openai: llama3",
+                                 (("base_url", "http://127.0.0.1:9/v1"), ("model", "llama3")))
 
 
 def test_a_missing_or_damaged_backends_file_costs_the_list_only(tmp_path):

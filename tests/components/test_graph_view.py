@@ -6,8 +6,22 @@ import json
 import re
 from html.parser import HTMLParser
 
-from components.graph import (FONT_PX, LABEL_CHARS, READABLE_PX, GraphView, cap, current_ids, graph_at, graph_html,
-                              has_graph, legend, node_rows, plain, positions, sandboxed)
+from components.graph import (
+    FONT_PX,
+    LABEL_CHARS,
+    READABLE_PX,
+    GraphView,
+    cap,
+    current_ids,
+    graph_at,
+    graph_html,
+    has_graph,
+    legend,
+    node_rows,
+    plain,
+    positions,
+    sandboxed,
+)
 from engine.trace import DecisionStep, Edge, GraphDeltaStep, Node
 
 HOSTILE = "<img src=x onerror=alert(1)>"

@@ -103,9 +103,26 @@ def _page() -> None:
     """Run by AppTest as a script: one step of every kind, an unknown kind, and the graph."""
     from components.graph import render_graph
     from components.steps import render_step
-    from engine.trace import (AnswerStep, AttentionStep, AttributeLabel, AttributesStep, CalculationStep,
-                              DecisionStep, Edge, ErrorStep, FeaturesStep, GraphDeltaStep, Hit, LlmCallStep, Node,
-                              RetrievalStep, RuleMatch, RulesMatchedStep, Segment, UnknownStep)
+    from engine.trace import (
+        AnswerStep,
+        AttentionStep,
+        AttributeLabel,
+        AttributesStep,
+        CalculationStep,
+        DecisionStep,
+        Edge,
+        ErrorStep,
+        FeaturesStep,
+        GraphDeltaStep,
+        Hit,
+        LlmCallStep,
+        Node,
+        RetrievalStep,
+        RuleMatch,
+        RulesMatchedStep,
+        Segment,
+        UnknownStep,
+    )
 
     bad = "<script>alert(1)</script> **x**"
     steps = (
@@ -174,8 +191,8 @@ def test_a_large_graph_is_capped_until_show_all_is_switched_on():
 
 def test_crowded_heatmap_labels_stand_upright_and_hundreds_are_left_to_hover():
     def step(n: int) -> AttentionStep:
-        return AttentionStep(name="m", matrix=(tuple(0.1 for _ in range(n)),), x_labels=tuple(f"t{i}" for i in range(n)),
-                             y_labels=("layer 0",))
+        return AttentionStep(name="m", matrix=(tuple(0.1 for _ in range(n)),),
+                             x_labels=tuple(f"t{i}" for i in range(n)), y_labels=("layer 0",))
 
     few, many, token_view = (heatmap_figure(step(n)).layout.xaxis for n in (5, 21, 300))
     assert few.tickangle == -35 and many.tickangle == -90 and many.showticklabels

@@ -14,7 +14,8 @@ def _map(group: str, heads: tuple = ()) -> AttentionStep:
 
 
 def test_only_two_or_more_llm_runs_are_compared():
-    assert _compared_groups([_map("R2AG"), _map("plain RAG"), DecisionStep(iteration=1, action="answer")]) == ("R2AG", "plain RAG")
+    steps = [_map("R2AG"), _map("plain RAG"), DecisionStep(iteration=1, action="answer")]
+    assert _compared_groups(steps) == ("R2AG", "plain RAG")
     assert _compared_groups([_map("R2AG"), _map("R2AG")]) == ()
     # the R2-Former's own per-head maps stay in place, they are not an LLM run
     assert _compared_groups([_map("R2-Former", heads=(((1.0,),),)), _map("R2AG")]) == ()

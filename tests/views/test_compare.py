@@ -9,10 +9,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import ui_state
-from ui_knobs import answer_every_guess
 from engine.methods.base import METHODS, method_ids
 from engine.runs import RunStore
 from engine.trace import AnswerStep, Trace
+from ui_knobs import answer_every_guess
 
 SUMMARY_COLUMNS = ["method", "answer", "correct?", "F1", "latency ms", "LLM calls", "evidence", "shared docs"]
 BASELINE_FIRST = ["vanilla", *(m for m in method_ids() if m != "vanilla")][:6]

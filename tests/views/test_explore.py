@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-
 import pytest
 from streamlit.testing.v1 import AppTest
-from ui_knobs import answer_every_guess
 
 from components.safe import md_text
 from engine.methods.base import METHODS
 from engine.trace import AnswerStep, DecisionStep, Edge, GraphDeltaStep, Hit, Node, RetrievalStep, Trace
+from ui_knobs import answer_every_guess
 
 
 def three_round_trace() -> Trace:

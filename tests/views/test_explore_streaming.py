@@ -28,7 +28,6 @@ def served_app(open_app, chat_server: ChatServer):
     from streamlit.testing.v1 import AppTest
 
     from engine.app.models import BackendConfig
-
     from paths import ROOT
 
     open_app()  # puts the mini pack in place
