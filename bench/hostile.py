@@ -30,7 +30,7 @@ REPEATS = 3
 def from_tests(path: str) -> ModuleType:
     """A test module by its path under tests/ (by name, `methods` would be bench/methods.py)."""
     spec = importlib.util.spec_from_file_location(f"tests_{path.replace('/', '_')[:-3]}", TESTS / path)
-    module = importlib.util.module_from_spec(spec)
+    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # dataclasses look themselves up there
     spec.loader.exec_module(module)
     return module
 

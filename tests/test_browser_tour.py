@@ -1,5 +1,6 @@
-"""The demo tour in a real browser, on a fresh server: how soon the first stop shows after Start, and
-whether each stop's answer and graph are on screen at the sizes people present on (issue 22).
+"""The demo tour in a real browser, on a fresh server: the first stop shows after Start, and each stop's
+answer and graph are on screen at the sizes people present on (issue 22). How soon the first stop shows is
+bench/tour.py's to measure (budget ≤ 5 s); here it is only recorded in tests/artifacts/.
 
 The server starts the way `make run` starts it: the demo pack's index is built first (by the CLI, in a
 new RAGSCOPE_HOME), nothing else is prepared — no question has been asked, no method has run.
@@ -20,7 +21,6 @@ import pytest
 from paths import DEMO_PACK, ROOT
 from test_browser import ARTIFACTS, CHROMIUM, chromium, serve_app
 
-FIRST_STOP_BUDGET_S = 5.0
 SIZES = [(1280, 800), (1920, 1080)]
 MIN_VISIBLE_PX = 200  # of a box taller than that, at least this much must be inside the window
 
@@ -80,7 +80,7 @@ def _assert_on_screen(page, box, what: str) -> None:
     assert 0 <= rect["y"] < page.viewport_size["height"], f"the top of {what} is off screen: {rect}"
 
 
-def test_the_first_stop_shows_within_5_s_of_start_on_a_fresh_server(fresh_app, browser):
+def test_the_first_stop_shows_after_start_on_a_fresh_server(fresh_app, browser):
     """Runs first, on the module's fresh server: no method has run in this process before Start."""
     from playwright.sync_api import expect
 
@@ -95,7 +95,6 @@ def test_the_first_stop_shows_within_5_s_of_start_on_a_fresh_server(fresh_app, b
     print(f"first stop after {elapsed:.2f} s")
     page.get_by_role("button", name="Pause").click()
     page.close()
-    assert elapsed <= FIRST_STOP_BUDGET_S, f"the first stop took {elapsed:.1f} s after Start"
 
 
 @pytest.mark.parametrize("size", SIZES)

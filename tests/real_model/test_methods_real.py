@@ -10,7 +10,6 @@ first multi-hop question, whatever the pack says.
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass
 
 import pytest
@@ -31,7 +30,11 @@ from paths import ROOT
 
 pytestmark = pytest.mark.llm
 
-RUN_BUDGET_S = 240  # one question, one method, a loaded 2-core machine
+# A run's model work, which its time follows: the heaviest run here (ToG-2, 8 calls) reads about 4,800 prompt
+# tokens and writes about 300, in about a minute on a loaded 2-core machine. About three times that is allowed (the
+# 240 s this test gave a run before issue 24); the seconds themselves are bench/llm_quality.py's to report.
+RUN_PROMPT_TOKENS = 15_000
+RUN_OUTPUT_TOKENS = 1_500
 TEMPLATE_LINES = {line.strip().lower() for path in (ROOT / "engine").rglob("prompts/*.txt")
                   for line in path.read_text(encoding="utf-8").splitlines() if len(line.split()) >= 4}
 
@@ -88,7 +91,6 @@ CI_PARAMS = {"ras": {"max_iterations": 2, "k": 2}, "tog2": {"depth": 2}}
 class RealRun:
     question: str
     trace: Trace
-    seconds: float
 
 
 @pytest.fixture(scope="module")
@@ -100,9 +102,8 @@ def real_runs(real_workbench, demo_pack):
         if method not in runs:
             runs[method] = []
             for question in demo_questions(demo_pack):
-                started = time.perf_counter()
                 trace = real_workbench.ask(question.question, method, CI_PARAMS.get(method), question_id=question.id)
-                runs[method].append(RealRun(question.question, trace, time.perf_counter() - started))
+                runs[method].append(RealRun(question.question, trace))
         return runs[method]
 
     return get
@@ -127,7 +128,8 @@ def test_every_method_answers_demo_questions_with_a_real_model(real_runs, contex
         final = answers[-1]
         for text in (final.text, final.guess):
             assert not echoed(text, run.question, trace), f"{where}: answer {text!r} echoes the prompt"
-        assert run.seconds < RUN_BUDGET_S, f"{where}: took {run.seconds:.0f} s"
+        totals = trace.totals
+        assert totals.tokens_in <= RUN_PROMPT_TOKENS and totals.tokens_out <= RUN_OUTPUT_TOKENS, f"{where}: {totals}"
         if method == "ras":
             assert_no_retrieval_is_shown_as_a_decision(trace, where)
 
