@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.codec import to_jsonable
+from engine.errors import UnknownNameError
 from engine.evaluation.compare import answer_evidence, shared_evidence, trace_overlap
 from engine.evaluation.metrics import AnswerScores, grade_trace
 from engine.knowledge.records import Pack
@@ -55,6 +56,9 @@ def method_choices() -> tuple[str, ...]:
 
 
 def method_info(method_id: str) -> MethodInfo:
+    """UnknownNameError for an id the registry does not hold."""
+    if method_id not in METHODS:
+        raise UnknownNameError(f"unknown method {method_id!r}; known: {', '.join(method_choices())}")
     cls = METHODS[method_id]
     return MethodInfo(method_id, cls.label, cls.description, cls.paper, param_specs(cls.Params))
 

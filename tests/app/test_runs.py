@@ -19,6 +19,8 @@ def test_method_info_carries_the_registry_labels_and_the_params_schema():
     assert "min_confidence" not in {spec.name for spec in info.params}  # the run's, in POLICY_PARAMS
     assert [spec.name for spec in runs.POLICY_PARAMS] == ["min_confidence"]
     assert runs.label("not-a-method") == "not-a-method"  # a saved run of a plugin this process lacks
+    with pytest.raises(RagscopeError, match="unknown method .not-a-method.; known: .*vanilla"):
+        runs.method_info("not-a-method")
 
 
 def test_a_pack_question_is_found_by_its_text_with_spaces_normalised(mini_pack):
