@@ -16,19 +16,8 @@ import ui_state
 from components.glossary import ECE, METRICS
 from components.reliability import render_reliability
 from components.safe import md_text
-from engine.app import runs
-from engine.app.evaluations import (
-    OVERALL,
-    EvaluationJob,
-    JournalPlan,
-    JournalSummary,
-    Question,
-    evaluations,
-    metric_rows,
-    pick_questions,
-    plan_evaluation,
-    question_types,
-)
+from engine.app import evaluations, runs
+from engine.app.evaluations import EvaluationJob, JournalPlan, JournalSummary, Question
 from engine.errors import RagscopeError
 
 CHARTS = {"coverage": "Answered", "acc_answered": "Accuracy over answered", "acc": "Accuracy over all",
@@ -42,7 +31,7 @@ LINKED = "evaluate.linked"  # this session's evaluation id: moving to another pa
 
 workbench = ui_state.current_workbench()
 pack = workbench.pack
-service = evaluations(ui_state.settings().evaluations)
+service = evaluations.shared(ui_state.settings().evaluations)
 
 
 def _count(n: int, noun: str) -> str:
@@ -64,7 +53,7 @@ def _link(journal_id: str | None) -> None:
 
 
 def _start(methods: list[str], questions: list[Question]) -> None:
-    _link(service.begin(plan_evaluation(workbench, methods, questions), workbench).id)
+    _link(service.begin(evaluations.plan_evaluation(workbench, methods, questions), workbench).id)
 
 
 def _resume(job: EvaluationJob) -> None:
@@ -130,7 +119,7 @@ def _coverage(rows: list[dict]) -> None:
     so a method that refuses much is not read as one that answers wrongly (both score low accuracy over all)."""
     table = [{"method": runs.label(r["method"]), "questions": r["n"], "answered": r.get("coverage"),
               "accuracy over answered": r.get("acc_answered"), "accuracy over all": r.get("acc"),
-              "CRAG score": r.get("crag_score")} for r in rows if r["scope"] == OVERALL]
+              "CRAG score": r.get("crag_score")} for r in rows if r["scope"] == evaluations.OVERALL]
     st.dataframe(table, key="evaluate.coverage", hide_index=True, width="stretch", column_config={
         "answered": st.column_config.NumberColumn(format="percent", help="coverage: the share not refused"),
         "accuracy over answered": SCORE, "accuracy over all": st.column_config.NumberColumn(
@@ -141,7 +130,7 @@ def _coverage(rows: list[dict]) -> None:
 
 def _metrics(job: EvaluationJob) -> None:
     report = job.report()
-    rows = metric_rows(report)
+    rows = evaluations.metric_rows(report)
     st.subheader("Metrics")
     _coverage(rows)
     st.caption("All metrics: one row per method, overall and per question type. recall@k counts only questions "
@@ -242,14 +231,14 @@ else:
     ids = sorted(runs.method_choices(), key=lambda m: m != BASELINE)  # the baseline first, then the registry's order
     methods = st.multiselect("Methods", ids, default=ids, key="evaluate.methods", format_func=runs.label,
                              disabled=running)
-    present = question_types(pack)
+    present = evaluations.question_types(pack)
     type_col, limit_col = st.columns([3, 1])
     types = type_col.multiselect("Question types", present, default=present, key="evaluate.types",
                                  disabled=running)
     limit = limit_col.number_input("At most this many questions", min_value=1, max_value=len(pack.questions),
                                    value=len(pack.questions), key="evaluate.limit", disabled=running,
                                    help="Taken in turn from each chosen type, so a short run covers every type.")
-    chosen = pick_questions(pack.questions, types, int(limit))
+    chosen = evaluations.pick_questions(pack.questions, types, int(limit))
     st.caption(f"{_count(len(chosen), 'question')} × {_count(len(methods), 'method')} = "
                f"{_count(len(chosen) * len(methods), 'run')}")
     run_col, stop_col, resume_col, _ = st.columns([1, 1, 1, 5])

@@ -29,8 +29,8 @@ from engine.runner import Workbench
 from engine.trace import Trace
 
 # Re-exported so the Evaluate page needs no module of engine.evaluation or engine.knowledge itself.
-__all__ = ["OVERALL", "EvaluationJob", "Evaluations", "JournalPlan", "JournalSummary", "Question", "evaluations",
-           "method_params", "metric_rows", "pick_questions", "plan_evaluation", "question_types"]
+__all__ = ["OVERALL", "EvaluationJob", "Evaluations", "JournalPlan", "JournalSummary", "Question", "method_params",
+           "metric_rows", "pick_questions", "plan_evaluation", "question_types", "shared"]
 
 log = logging.getLogger(__name__)
 
@@ -338,6 +338,6 @@ class Evaluations:
 
 
 @cache
-def evaluations(root: Path) -> Evaluations:
+def shared(root: Path) -> Evaluations:
     """The one `Evaluations` of `root` in this process, shared by every browser session."""
     return Evaluations(root)

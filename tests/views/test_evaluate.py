@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import ui_state
-from engine.app.evaluations import EvaluationJob, Evaluations, evaluations
+from engine.app.evaluations import EvaluationJob, Evaluations, shared
 from engine.evaluation.journal import Journal, new_journal_id
 from engine.methods.base import METHODS, method_ids
 from engine.settings import Settings
@@ -26,7 +26,7 @@ def _linked(at: AppTest) -> str:
 
 def _job(at: AppTest) -> EvaluationJob:
     """The evaluation the page shows: the one its link names, open in this process (the page's service)."""
-    return evaluations(Settings().evaluations).open(_linked(at), lambda plan: pytest.fail("nothing to resume"))
+    return shared(Settings().evaluations).open(_linked(at), lambda plan: pytest.fail("nothing to resume"))
 
 
 def _saved_copy(job: EvaluationJob, done: int, *, stopped: bool) -> str:
