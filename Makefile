@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(PY) bench/methods.py
 	$(PY) bench/ui.py
 	$(PY) bench/hostile.py
+	$(PY) bench/tour.py
 
 # Debian's Chromium for the real-browser test (never `playwright install`: it downloads a browser).
 browser-deps:
