@@ -26,6 +26,9 @@ _SENTENCE_BREAK = re.compile(r"(?<=[.!?])([\"'”’)\]]*)\s+(?=[\"'“‘(\[]?[
 _LINE_BREAK = re.compile(r"\s*\n\s*")
 _LAST_WORD = re.compile(r"(\w+)\W*$")
 _ALNUM = re.compile(r"[a-z0-9]+")
+# a year as every offline tool reads one, 1000-2099; each reader adds the boundaries its text needs
+YEAR_DIGITS = r"(?:1[0-9]{3}|20[0-9]{2})"
+YEAR = re.compile(rf"(?<!\d)({YEAR_DIGITS})(?!\d)")  # a year with no digit on either side
 RUN_ON_WORDS = 60  # words per piece of a run-on sentence cut for the encoder
 
 
@@ -75,6 +78,11 @@ def _run_on_pieces(sentence: str, max_chars: int) -> list[str]:
         return [sentence]
     words = sentence.split()
     return [" ".join(words[i: i + RUN_ON_WORDS]) for i in range(0, len(words), RUN_ON_WORDS)]
+
+
+def is_year(text: str) -> bool:
+    """Whether the whole text is a year (YEAR_DIGITS): a year is rarely a count, and never a place to start from."""
+    return re.fullmatch(YEAR_DIGITS, text) is not None
 
 
 def name_pattern(names: Iterable[str], min_length: int = 3) -> re.Pattern[str] | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from engine.text import content_words, name_pattern, split_sentences, words
+from engine.text import YEAR, content_words, is_year, name_pattern, split_sentences, words
 
 
 def test_words_keep_inner_apostrophes_and_hyphens_but_not_a_possessive():
@@ -75,3 +75,8 @@ def test_splitting_is_linear_on_hostile_text(monkeypatch):
     assert len(split_sentences("Ab. " * 20000)) == 20000
     assert len(split_sentences(("x" * 5000 + ". ") * 20 + "B")) == 2  # a break only before the capital
     assert searched and max(searched) <= 64  # never the whole piece before a break: that was quadratic (3 s)
+
+
+def test_a_year_is_1000_to_2099_standing_alone_from_other_digits():
+    assert [m.group(1) for m in YEAR.finditer("born 1905, died 2099; not 12345 nor 999 nor 2100")] == ["1905", "2099"]
+    assert is_year("1879") and not is_year("1879s") and not is_year("879")

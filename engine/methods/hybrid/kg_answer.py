@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from engine.graph.linking import EntityLink
 from engine.methods.hybrid.premise import ORDINALS, PremiseChecker, Subject, named_objects
 from engine.knowledge.records import Triple
-from engine.text import STOPWORDS
+from engine.text import STOPWORDS, YEAR_DIGITS
 from engine.tools.offline_reader.sentences import content_stems, word_stem
 
 MAX_VALUES = 5
-_YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
+_YEAR = re.compile(rf"\b({YEAR_DIGITS})\b")  # in a question, a word of its own
 _ASKS_VALUE = re.compile(r"^\s*(?:which|what|who|whom|where)\b", re.IGNORECASE)
 _WHO_VERB = re.compile(r"^\s*who\s+([a-z]+)\b", re.IGNORECASE)
 _WHO_WAS = re.compile(r"^\s*(?:who|what|which\s+\w+)\s+(?:was|is|were|are)\s+(?:the\s+)?$", re.IGNORECASE)

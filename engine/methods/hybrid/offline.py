@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from engine.graph.linking import EntityLinker
 from engine.methods.hybrid.calculations import Calculations, evaluate
 from engine.methods.hybrid.reasoner import Decision, References
+from engine.text import YEAR_DIGITS
 from engine.tools.base import IDK, QuestionClassifier, Reader, Reading, echoes_question
 from engine.tools.offline_reader.sentences import content_stems
 from engine.trace import Hit, Step
 
-_YEAR = re.compile(r"(?<![\d.])(1[0-9]{3}|20[0-9]{2})(?![\d.])")
+_YEAR = re.compile(rf"(?<![\d.])({YEAR_DIGITS})(?![\d.])")  # no digit or point beside it: not a decimal
 _ASKS_SPAN = re.compile(r"\bhow\s+(?:many\s+(?:years|decades|centuries|months|days)|old|long)\b"
                         r"|\b(?:difference|older|younger)\b", re.IGNORECASE)
 

@@ -30,12 +30,11 @@ from engine.methods.ras.query_graph import fold
 from engine.knowledge.records import Triple
 from engine.retrieval.embedder import Embedder
 from engine.methods.ras.tools import MAX_TRIPLES_PER_CHUNK, Extraction
-from engine.text import alpha_words, name_pattern, split_sentences
+from engine.text import YEAR, alpha_words, is_year, name_pattern, split_sentences
 from engine.trace import Hit
 
 REL_THRESHOLD = 0.5
 MAX_PHRASE_WORDS = 3
-YEAR = re.compile(r"(?<!\d)(1[0-9]{3}|20[0-9]{2})(?!\d)")
 _PRONOUN = re.compile(r"\b(he|she|it|they|his|her|its|their)\b", re.IGNORECASE)
 _LIST_GAP = re.compile(r"^\W*(?:,|and|or|,\s*and|,\s*or)?\W*$", re.IGNORECASE)
 # pronouns, relative words, copulas and time adverbs; prepositions stay: they carry the relation ("moved to")
@@ -129,7 +128,7 @@ def _sentence_mentions(sentence: str, mentions: _Mentions, referent: str | None)
     items: list[tuple[int, int, str, bool]] = []
     if mentions.pattern is not None:
         items += [(m.start(), m.end(), mentions.canonical[m.group(0).lower()],
-                   bool(YEAR.fullmatch(m.group(0)))) for m in mentions.pattern.finditer(sentence)]
+                   is_year(m.group(0))) for m in mentions.pattern.finditer(sentence)]
     taken = [(a, b) for a, b, _, _ in items]
     items += [(m.start(), m.end(), m.group(0), True) for m in YEAR.finditer(sentence)
               if not any(a <= m.start() < b for a, b in taken)]

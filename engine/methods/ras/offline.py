@@ -37,9 +37,9 @@ from engine.retrieval.embedder import Embedder
 from engine.tools.base import QuestionClassifier, Reader, Reading, echoes_question
 from engine.tools.llm_call import one_line
 from engine.tools.offline_reader import Gazetteer, Hop, question_hop
+from engine.text import is_year
 from engine.tools.offline_reader.lexicon import GEO_WORDS, INSTITUTION_WORDS
 from engine.methods.ras.tools import Plan, Round
-from engine.methods.ras.extractor import YEAR
 from engine.trace import DecisionStep, Hit, Step
 
 BRIDGE_CONFIDENCE = 0.3  # a phrase's answer is trusted as a bridge from here (the reader's hop threshold)
@@ -193,7 +193,7 @@ class OfflinePlanner:
         for t in rounds[-1].triples:
             for end, other in ((t.head, t.tail), (t.tail, t.head)):
                 if end in anchors and fold(other) not in mentions and other.lower() not in used \
-                        and not YEAR.fullmatch(other) and other[:1].isupper() and end[:1].isupper():
+                        and not is_year(other) and other[:1].isupper() and end[:1].isupper():
                     options.append((end, t.relation, other))
         if not options:
             return None

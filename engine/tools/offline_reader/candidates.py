@@ -6,7 +6,7 @@ import math
 import re
 from dataclasses import replace
 
-from engine.text import STOPWORDS, contains_run
+from engine.text import STOPWORDS, YEAR_DIGITS, contains_run, is_year
 from engine.tools.offline_reader.context import Context, fmt
 from engine.tools.offline_reader.lexicon import (
     CONNECTORS, DEMONYM_NOUNS, GEO_WORDS, INSTITUTION_WORDS, NUMBER_WORDS, PLACE_CUES, SCALES,
@@ -28,7 +28,7 @@ _FULL_DATE = re.compile(
     rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MON},?\s+(?P<y2>\d{{3,4}})"
     rf"|{_MON},?\s+(?P<y3>\d{{4}}))(?!\d)"
 )
-_YEAR = re.compile(r"(?<![\d,.$£€])(1[0-9]{3}|20[0-9]{2})(s)?(?![\d]|,\d|\.\d)")
+_YEAR = re.compile(rf"(?<![\d,.$£€])({YEAR_DIGITS})(s)?(?![\d]|,\d|\.\d)")  # a decade (1920s) too; no sum
 _NUMBER = re.compile(
     r"(?<![\w.,$£€])[$£€]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:st|nd|rd|th)?"
     r"(?:\s(?:thousand|million|billion|trillion))?(?![\w])"
@@ -127,7 +127,7 @@ def _number(sentence: Sentence, start: int, end: int, text: str) -> Occurrence:
     value = float(digits or 0) * SCALES.get(text.split()[-1].lower(), 1.0)
     first, last = _token_at(sentence, start), _token_at(sentence, end - 1)
     surface, weight = text, 1.0
-    if re.fullmatch(r"(1[0-9]{3}|20[0-9]{2})", text):  # a year is rarely the answer to 'how many'
+    if is_year(text):  # a year is rarely the answer to 'how many'
         before = sentence.lowered[first - 1] if first > 0 else ""
         weight = 0.2 if before in ("in", "since", "by", "from", "until", "of") else 0.5
     after = sentence.text[end:end + 1]
