@@ -82,24 +82,15 @@ def test_a_new_kind_read_by_a_version_without_it_keeps_its_name_in_every_view():
 
 
 def _page() -> None:
-    """Run by AppTest as a script: the new kind (defined here, as a script cannot import the test module),
-    the same step as a version without the kind reads it, and a field the generic view must show as JSON."""
-    from dataclasses import dataclass
-    from typing import ClassVar
+    """Run by AppTest as a script: the new kind, the same step as a version without the kind reads it, and
+    fields the generic view shows as a line, a table and JSON."""
+    from dataclasses import replace
 
     from components.steps import render_step
-    from engine.trace import Hit, Step, Trace
+    from engine.trace import Trace
+    from test_trace_new_kind import PROBE  # a script sees no names of this module: it imports them
 
-    @dataclass(frozen=True, kw_only=True)
-    class ProbeStep(Step):
-        kind: ClassVar[str] = "probe_reading"
-        reading: float
-        note: str = ""
-        hits: tuple[Hit, ...] = ()
-        labels: tuple[str, ...] = ()
-
-    probe = ProbeStep(iteration=2, title="Probe **read**", reading=0.75, note="<script>x</script>",
-                      hits=(Hit("d1", "d1#0", "Doc <1>", "some text", 0.5, 1),), labels=("a", "b"))
+    probe = replace(PROBE, note="<script>x</script>")
     render_step(probe, key="new")
     trace = Trace(id="t", question="q", method="m", backend="b", model="", pack="p", steps=(probe,))
     render_step(Trace.from_json(trace.to_json()).steps[0], key="saved")
