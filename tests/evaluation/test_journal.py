@@ -90,6 +90,11 @@ def test_a_plan_saved_without_a_fingerprint_never_continues_on_a_known_pack(mini
         "it was saved without its pack's fingerprint, so a changed pack cannot be ruled out"]
 
 
+def test_a_plan_asked_in_another_order_may_continue_it(mini_pack):
+    plan = plan_of(mini_pack)  # e.g. a CLI journal from before issue 24, written method by method
+    assert plan.differences(replace(plan, steps=tuple(reversed(plan.steps)))) == []
+
+
 def test_a_new_base_url_or_key_may_continue_a_plan(mini_pack):
     plan = plan_of(mini_pack)
     assert plan.differences(replace(plan, options=(("base_url", "http://10.0.0.2:8000/v1"),))) == []
