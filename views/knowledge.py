@@ -113,8 +113,7 @@ def graph(path: str) -> None:
     entity = left.selectbox("Entity", choices, index=choices.index(packs.hub_entity(kg)), key=f"{PAGE}.entity",
                             help="Type to filter; the list holds every entity that has at least one fact.")
     limit = right.number_input("Facts at most", 5, 500, 50, step=5, key=f"{PAGE}.fact_limit")
-    facts = kg.facts_about(entity, limit=int(limit))
-    total = kg.graph.degree(entity)
+    facts, total = packs.entity_facts(kg, entity, int(limit))
     st.caption(f"{len(facts)} of {total} facts about {md_text(entity)}"
                + (" — raise the limit to see the rest" if total > len(facts) else ""))
     draw_neighbourhood(packs.neighbourhood_step(entity, facts))

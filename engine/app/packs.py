@@ -15,7 +15,7 @@ from engine.graph.kg import KnowledgeGraph
 from engine.graph.neighbourhood import entity_choices, fact_rows, hub_entity, neighbourhood_step
 from engine.knowledge.ingest import ingest_paths
 from engine.knowledge.loader import load_pack
-from engine.knowledge.records import Pack, Rule
+from engine.knowledge.records import Pack, Rule, Triple
 from engine.knowledge.summary import PackSummary, summarize_pack, unloadable_pack
 from engine.knowledge.uploads import ALLOWED_SUFFIXES, MAX_UPLOAD_BYTES, MAX_UPLOAD_MB, Upload, build_pack_from_uploads
 from engine.knowledge.writer import check_target, sweep_staging, write_pack
@@ -31,11 +31,11 @@ from engine.trace import Hit
 
 __all__ = [
     "ALLOWED_SUFFIXES", "BUNDLED_PACKS", "MAX_UPLOAD_MB", "IndexProgress", "IndexStatus", "KnowledgeGraph",
-    "MinedRule", "MiningConfig", "Pack", "PackSummary", "Rule", "SavedRules", "SyncReport", "Upload",
-    "available_packs", "build_from_uploads", "entity_choices", "fact_rows", "hub_entity", "index_status", "ingest",
-    "is_bundled", "knowledge_graph", "load", "mine", "mined_pack_rules", "mined_rows", "neighbourhood_step",
-    "query_terms", "rule_rows", "rule_text", "save_mined", "search", "statistics_rows", "summary", "sync_index",
-    "unloadable_pack",
+    "MinedRule", "MiningConfig", "Pack", "PackSummary", "Rule", "SavedRules", "SyncReport", "Triple", "Upload",
+    "available_packs", "build_from_uploads", "entity_choices", "entity_facts", "fact_rows", "hub_entity",
+    "index_status", "ingest", "is_bundled", "knowledge_graph", "load", "mine", "mined_pack_rules", "mined_rows",
+    "neighbourhood_step", "query_terms", "rule_rows", "rule_text", "save_mined", "search", "statistics_rows",
+    "summary", "sync_index", "unloadable_pack",
 ]
 
 BUNDLED_PACKS = DEMO_PACK.parent
@@ -73,6 +73,11 @@ def summary(pack: Pack) -> PackSummary:
 
 def knowledge_graph(pack: Pack) -> KnowledgeGraph:
     return KnowledgeGraph.from_pack(pack)
+
+
+def entity_facts(kg: KnowledgeGraph, entity: str, limit: int) -> tuple[list[Triple], int]:
+    """The first `limit` facts about `entity` (outgoing first), and how many it has in all."""
+    return kg.facts_about(entity, limit=limit), kg.graph.degree(entity)
 
 
 # ---- searching and indexing -----------------------------------------------------------------------------
