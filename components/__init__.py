@@ -1,1 +1,2 @@
-"""Render-only Streamlit helpers, one per step kind; they import only engine.trace."""
+"""Render-only Streamlit helpers, one per step kind; they import only engine.trace and engine.params
+(tests/test_ui_imports.py)."""
