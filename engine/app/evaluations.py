@@ -51,12 +51,14 @@ def plan_evaluation(workbench: Workbench, methods: Sequence[str], questions: Seq
 
 
 def method_params(methods: Sequence[str], given: dict[str, str]) -> tuple[Params, list[str]]:
-    """Parameters given once for several methods: each set, checked, for every method that has it; a name
-    none has is an error. Also returns a note for each name some of the methods lack."""
+    """Parameters given once for several methods: each set, checked, for every method that has it (the run's
+    answer policy, e.g. min_confidence, every method has); a name none has is an error. Also returns a note
+    for each name some of the methods lack."""
     from engine.methods.base import get_method
-    from engine.params import build_params, param_specs
+    from engine.params import AnswerPolicy, build_params, param_specs
 
-    names = {method: {s.name for s in param_specs(get_method(method).Params)} for method in methods}
+    policy = {s.name for s in param_specs(AnswerPolicy)}
+    names = {method: {s.name for s in param_specs(get_method(method).Params)} | policy for method in methods}
     known = set().union(*names.values())
     unknown = sorted(set(given) - known)
     if unknown:
@@ -66,10 +68,11 @@ def method_params(methods: Sequence[str], given: dict[str, str]) -> tuple[Params
     for method in methods:
         mine = {name: value for name, value in given.items() if name in names[method]}
         try:
-            built = build_params(get_method(method).Params, mine)
+            built = build_params(get_method(method).Params, {n: v for n, v in mine.items() if n not in policy})
+            policy_built = build_params(AnswerPolicy, {n: v for n, v in mine.items() if n in policy})
         except RagscopeError as exc:
             raise RagscopeError(f"{method}: {exc}") from None
-        chosen[method] = {name: getattr(built, name) for name in mine}
+        chosen[method] = {name: getattr(policy_built if name in policy else built, name) for name in mine}
     notes = []
     for name in given:
         lacking = [method for method in methods if name not in names[method]]

@@ -11,13 +11,14 @@ from engine.cli.command import USAGE_ERROR, Command
 def _run(args: argparse.Namespace) -> int:
     from engine.methods.base import METHODS, method_ids
     from engine.methods.plugins import load_plugins
-    from engine.params import param_specs
+    from engine.params import AnswerPolicy, param_specs
 
     plugins = load_plugins()
+    policy = param_specs(AnswerPolicy)  # the run's answer policy: every method takes it
     for method_id in method_ids():
         cls = METHODS[method_id]
         print(f"{method_id:<16} {cls.label} ({plugins.source_of(method_id)})")
-        print(f"{'':<16} -p " + " ".join(f"{s.name}={s.default}" for s in param_specs(cls.Params)))
+        print(f"{'':<16} -p " + " ".join(f"{s.name}={s.default}" for s in (*param_specs(cls.Params), *policy)))
     for problem in plugins.problems:
         print(f"error: {problem}", file=sys.stderr)
     return USAGE_ERROR if plugins.problems else 0

@@ -60,6 +60,16 @@ def test_the_plan_asks_question_by_question_and_holds_the_pack_fingerprint_and_p
     assert notes == ["theta applies to rulerag only; vanilla has no such parameter"]
 
 
+def test_the_answer_policy_is_a_parameter_of_every_method_and_reaches_each_run(mini_workbench, mini_pack):
+    params, notes = method_params(METHODS, {"min_confidence": "0"})
+    assert params == {"vanilla": {"min_confidence": 0.0}, "rulerag": {"min_confidence": 0.0}} and notes == []
+    _, traces = EvaluationJob(plan_evaluation(mini_workbench, METHODS, mini_pack.questions[:1], params)).run(
+        mini_workbench)
+    assert [t.policy.min_confidence for t in traces] == [0.0, 0.0]
+    with pytest.raises(RagscopeError, match=r"vanilla: parameter min_confidence=2.0 outside \[0.0, 1.0\]"):
+        method_params(METHODS, {"min_confidence": "2"})
+
+
 def test_a_saved_evaluation_is_refused_when_the_pack_or_the_params_changed(tmp_path, mini_workbench, mini_pack, plan):
     journal = Journal(tmp_path, new_journal_id())
     EvaluationJob.begin(replace(plan, fingerprint="0123456789abcdef"), journal)
