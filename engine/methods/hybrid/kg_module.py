@@ -26,6 +26,7 @@ from engine.graph.kg import KnowledgeGraph
 from engine.knowledge.records import Rule, Triple
 from engine.llm.chat import GenerationSettings, Message, PromptSegment
 from engine.retrieval.embedder import Embedder
+from engine.rules.walk import TIME_LIMIT_S, Deadline, walk_body
 from engine.methods.hybrid.prompting import question_pieces
 from engine.tools.llm_call import fill_with_segments
 from engine.tools.offline_reader import fact_sentence
@@ -78,15 +79,15 @@ def lookup(question: str, entities: Sequence[str], mentions: Sequence[str], kg: 
 
 def derive(entity: str, kg: KnowledgeGraph, rules: Sequence[Rule]) -> list[tuple[Triple, str]]:
     """head(entity, y) by the first rule (in the given order) whose body path leads from the entity to y,
-    where the KG has no head fact about the entity (rules fill gaps, they never overrule a stated fact)."""
+    where the KG has no head fact about the entity (rules fill gaps, they never overrule a stated fact). The
+    bodies are walked in bounded time (engine.rules.walk): a walk the time limit cuts derives nothing."""
     found: dict[Triple, str] = {}
     derived_heads: set[str] = set()
+    deadline = Deadline.after(TIME_LIMIT_S)
     for rule in rules:
         if rule.head in derived_heads or kg.follow(entity, rule.head):
             continue
-        frontier = [entity]
-        for step in rule.body:
-            frontier = list(dict.fromkeys(t for e in frontier for t in kg.follow(e, step)))
+        frontier = list(walk_body(kg.follow, entity, rule.body, deadline).counts)
         for tail in frontier[:MAX_DERIVED]:
             found.setdefault(Triple(entity, rule.head, tail), rule.id)
         if frontier:

@@ -30,6 +30,7 @@ from engine.graph.kg import KnowledgeGraph
 from engine.graph.linking import ALIAS_SCORE, EntityLink
 from engine.knowledge.records import Document, Rule
 from engine.retrieval.embedder import Embedder
+from engine.rules.walk import TIME_LIMIT_S, Deadline, walk_body
 from engine.text import STOPWORDS, alpha_words
 from engine.tools.offline_reader.sentences import content_stems, word_stem
 
@@ -269,16 +270,11 @@ class PremiseChecker:
         return False
 
     def _derivable(self, entity: str, relation: str) -> bool:
-        """A pack rule with this head whose body path exists from the entity (spec: rules close the KG)."""
-        for rule in self.rules:
-            if rule.head != relation:
-                continue
-            frontier = [entity]
-            for step in rule.body:
-                frontier = list(dict.fromkeys(t for e in frontier for t in self.kg.follow(e, step)))  # linear
-            if frontier:
-                return True
-        return False
+        """A pack rule with this head whose body path exists from the entity (spec: rules close the KG), walked
+        in bounded time (engine.rules.walk)."""
+        deadline = Deadline.after(TIME_LIMIT_S)
+        return any(walk_body(self.kg.follow, entity, rule.body, deadline).counts
+                   for rule in self.rules if rule.head == relation)
 
     def _gender_of(self, name: str) -> str:
         doc = self._documents.get(name)
