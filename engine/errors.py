@@ -51,5 +51,9 @@ class RunCancelled(RagscopeError):
     """The user stopped a run; the steps yielded so far are kept."""
 
 
+class MethodError(RagscopeError):
+    """A method class (a built-in or a user's plugin) breaks the Method contract; the message says how to fix it."""
+
+
 class CheckpointError(RagscopeError):
     """A trained model file (e.g. an R2-Former) is missing, unreadable or was trained for another setup."""

@@ -13,6 +13,7 @@ import pytest
 from engine.calibration import FEATURES, CalibrationModel, Derived, answer_features, default_model, derivations, settle
 from engine.calibration.features import Statement, derived_support, statement
 from engine.calibration.model import MODEL_FILE
+from engine.errors import CheckpointError
 from engine.knowledge.ingest import ingest_paths
 from engine.methods.base import METHODS
 from engine.params import DEFAULT_MIN_CONFIDENCE, AnswerPolicy, param_specs
@@ -32,7 +33,7 @@ def test_the_shipped_model_loads_names_only_known_features_and_says_what_it_was_
     assert set(model.weights) == set(FEATURES)
     assert model.fitted_on["rows"] and model.fitted_on["report"] and model.fitted_on["threshold"] == 0.5
     assert model.weights["raw_logit"] > 0  # the method's own score counts for the answer, never against it
-    with pytest.raises(ValueError, match="unknown features"):
+    with pytest.raises(CheckpointError, match="unknown features"):
         CalibrationModel.from_dict({"weights": {"method_is_demo": 1.0}, "intercept": 0.0})
 
 

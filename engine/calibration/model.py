@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine.calibration.features import FEATURES, Derived, answer_features, derived_support, statement
+from engine.codec import loads_bounded
+from engine.errors import CheckpointError
 from engine.params import AnswerPolicy
 from engine.tools.base import IDK
 from engine.trace import AnswerStep, CalculationStep, DecisionStep, GraphDeltaStep, RetrievalStep, Step
@@ -61,7 +62,8 @@ class CalibrationModel:
     def from_dict(cls, data: Mapping[str, Any]) -> CalibrationModel:
         unknown = set(data["weights"]) - set(FEATURES)
         if unknown:
-            raise ValueError(f"calibration model has weights for unknown features {sorted(unknown)}")
+            raise CheckpointError(f"calibration model has weights for unknown features {sorted(unknown)}; "
+                                  f"known: {', '.join(FEATURES)}")
         return cls(weights=MappingProxyType({k: float(v) for k, v in data["weights"].items()}),
                    intercept=float(data["intercept"]),
                    fitted_on=MappingProxyType(dict(data.get("fitted_on", {}))),
@@ -79,7 +81,7 @@ def _below(p: float, ceiling: float) -> float:
 
 @lru_cache(maxsize=1)
 def default_model() -> CalibrationModel:
-    return CalibrationModel.from_dict(json.loads(MODEL_FILE.read_text(encoding="utf-8")))
+    return CalibrationModel.from_dict(loads_bounded(MODEL_FILE.read_text(encoding="utf-8"), str(MODEL_FILE)))
 
 
 def settle(step: AnswerStep, question: str, policy: AnswerPolicy | None, steps: Sequence[Step] = (),

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from engine.errors import RagscopeError, RunCancelled, UnknownNameError
+from engine.errors import MethodError, RagscopeError, RunCancelled, UnknownNameError
 from engine.knowledge.records import Pack, Question
 from engine.methods.contract import check_method
 from engine.retrieval.suite import Retrieval
@@ -50,11 +50,11 @@ METHODS: dict[str, type[Method]] = {}
 def register(cls: type[Method]) -> type[Method]:
     """Add a method to the registry; one that breaks the Method contract is refused here, with the reason."""
     if not (isinstance(cls, type) and issubclass(cls, Method)):
-        raise TypeError(f"register expects a subclass of engine.methods.Method; got {cls!r}")
+        raise MethodError(f"register expects a subclass of engine.methods.Method; got {cls!r}")
     check_method(cls)
     taken = METHODS.get(cls.id)
     if taken is not None:
-        raise ValueError(f"method id {cls.id!r} is already taken by {taken.__module__}.{taken.__qualname__}; "
+        raise MethodError(f"method id {cls.id!r} is already taken by {taken.__module__}.{taken.__qualname__}; "
                          "choose another id")
     METHODS[cls.id] = cls
     return cls

@@ -18,6 +18,7 @@ from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document as LcDocument
 
 from engine.cache import Registry
+from engine.codec import loads_bounded
 from engine.errors import UnknownNameError
 from engine.retrieval.embedder import Embedder
 from engine.retrieval.retrievers import DenseRetriever, as_document
@@ -47,8 +48,9 @@ class QueryEncoderManifest:
         return json.dumps(asdict(self), indent=2, sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> QueryEncoderManifest:
-        data = json.loads(text)
+    def from_json(cls, text: str, where: str = MANIFEST) -> QueryEncoderManifest:
+        """`where` names the file in messages (`where:line: problem`)."""
+        data = loads_bounded(text, where)
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in data.items() if k in known})  # unknown keys are tolerated
 
@@ -59,7 +61,7 @@ def finetuned_dir(home: Path, pack_key: str, embedder_id: str) -> Path:
 
 def read_manifest(folder: Path) -> QueryEncoderManifest | None:
     path = Path(folder) / MANIFEST
-    return QueryEncoderManifest.from_json(path.read_text(encoding="utf-8")) if path.is_file() else None
+    return QueryEncoderManifest.from_json(path.read_text(encoding="utf-8"), str(path)) if path.is_file() else None
 
 
 _ENCODERS: Registry[tuple[str, str], Embedder] = Registry()

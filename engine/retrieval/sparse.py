@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from engine import text
-from engine.errors import PackError
+from engine.errors import CheckpointError, PackError
 from engine.knowledge.chunking import Chunk
 from engine.knowledge.writer import is_staging, staged, sweep_staging
 from engine.retrieval.index import chunk_fingerprint, collection_name
@@ -73,7 +73,7 @@ class SparseIndex:
 
         model = bm25s.BM25.load(folder, mmap=True, show_progress=False)
         if model.scores["num_docs"] != len(chunks):
-            raise ValueError(f"{folder} holds {model.scores['num_docs']} chunks, the pack {len(chunks)}")
+            raise CheckpointError(f"{folder} holds {model.scores['num_docs']} chunks, the pack {len(chunks)}")
         return cls(model, [c.id for c in chunks], built=False)
 
     def save(self, folder: Path) -> None:
@@ -103,7 +103,7 @@ def open_sparse(folder: Path, chunks: Sequence[Chunk]) -> SparseIndex:
     if (generation / _PARAMS).is_file():
         try:
             return SparseIndex.load(generation, chunks)
-        except (OSError, ValueError) as exc:  # a damaged folder costs a rebuild, never the search
+        except (OSError, ValueError, CheckpointError) as exc:  # a damaged or stale folder costs a rebuild
             log.warning("sparse index %s is unreadable (%s); rebuilding it", generation, exc)
             shutil.rmtree(generation, ignore_errors=True)
     index = SparseIndex.build(chunks)

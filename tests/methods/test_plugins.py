@@ -105,20 +105,20 @@ def test_cli_methods_exits_0_when_every_plugin_loads(plugin_home, capsys):
     ("imports.py", method_code(before="import no_such_package_here"),
      r"^ModuleNotFoundError: No module named 'no_such_package_here' \(line 1\)$"),
     ("clash.py", method_code(id="vanilla"),
-     r"^ValueError: method id 'vanilla' is already taken by engine\.methods\.vanilla\.method\.VanillaMethod; "
+     r"^MethodError: method id 'vanilla' is already taken by engine\.methods\.vanilla\.method\.VanillaMethod; "
      r"choose another id \(line 13\)$"),
     ("not_a_method.py", "from engine.methods import register\n\n@register\nclass Mine:\n    id = 'mine'\n",
-     r"^TypeError: register expects a subclass of engine\.methods\.Method; got <class "),
-    ("no_label.py", method_code(label=""), r"^ValueError: Mine\.label is ''; give a short text"),
-    ("bad_id.py", method_code(id="My Method"), r"^ValueError: Mine\.id is 'My Method'; give 1-40 lower-case"),
+     r"^MethodError: register expects a subclass of engine\.methods\.Method; got <class "),
+    ("no_label.py", method_code(label=""), r"^MethodError: Mine\.label is ''; give a short text"),
+    ("bad_id.py", method_code(id="My Method"), r"^MethodError: Mine\.id is 'My Method'; give 1-40 lower-case"),
     ("no_run.py", method_code(run="pass").replace("    def run(self, question, ctx):\n        pass\n", ""),
-     r"^TypeError: Mine does not define run\(self, question, ctx\)"),
+     r"^MethodError: Mine does not define run\(self, question, ctx\)"),
     ("mutable.py", method_code().replace("@dataclass(frozen=True)", "@dataclass"),
-     r"^TypeError: Mine\.Params is <class .*Params'>; give a @dataclass\(frozen=True\) class"),
+     r"^MethodError: Mine\.Params is <class .*Params'>; give a @dataclass\(frozen=True\) class"),
     ("list_param.py", method_code(params="words: tuple = ('a',)"),
-     r"^TypeError: Mine\.Params\.words has default \('a',\); give every field a default of type bool, int"),
+     r"^MethodError: Mine\.Params\.words has default \('a',\); give every field a default of type bool, int"),
     ("out_of_bounds.py", method_code(params="n: int = param(30, min=1, max=9, help='n')"),
-     r"^ValueError: Mine\.Params default: parameter n=30 outside \[1, 9\]"),
+     r"^MethodError: Mine\.Params default: parameter n=30 outside \[1, 9\]"),
     ("exits.py", "import sys\nsys.exit(3)\n", r"^SystemExit: 3 \(line 2\)$"),
 ])
 def test_a_broken_plugin_is_reported_and_left_out_while_the_rest_load(plugin_home, name, code, message):

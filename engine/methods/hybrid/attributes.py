@@ -22,7 +22,6 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
-import json
 import random
 import re
 from collections import Counter
@@ -33,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.cache import Registry
+from engine.codec import loads_bounded
 from engine.llm.chat import GenerationSettings, Message, PromptSegment
 from engine.methods.hybrid.prompting import question_pieces
 from engine.retrieval.embedder import Embedder
@@ -75,7 +75,8 @@ class Attributes:
 @functools.cache
 def load_examples(path: Path = EXAMPLES_PATH) -> tuple[Example, ...]:
     """Read once per process: the LLM's demonstrations and the offline classifier's training set."""
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    rows = [loads_bounded(line, str(path), n) for n, line in enumerate(lines, start=1) if line.strip()]
     return tuple(Example(r["question"], r["question_type"], r["dynamism"], r.get("domain", "")) for r in rows)
 
 

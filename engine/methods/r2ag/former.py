@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
+from engine.errors import CheckpointError
 from engine.methods.r2ag.features import FEATURE_ORDER
 
 
@@ -87,7 +88,7 @@ class R2Former(nn.Module):
     def project(self, hidden: torch.Tensor) -> torch.Tensor:
         """(B, k, d) → (B, k, LLM width): the vectors written into the placeholder slots."""
         if self.proj is None:
-            raise ValueError("this R2-Former has no projection (it was trained for relevance only)")
+            raise CheckpointError("this R2-Former has no projection (it was trained for relevance only)")
         return self.proj(hidden)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from engine.errors import BackendError
 from engine.llm.decoding import decode
 from engine.methods.r2ag.answer import first_line
 from engine.methods.r2ag.prompt import SlottedPrompt
@@ -42,7 +43,7 @@ def prompt_embeddings(model: Any, prompt: SlottedPrompt, vectors: torch.Tensor |
         return embeds
     rows = torch.tensor(prompt.slots, device=device)
     if vectors.shape[0] != len(rows):
-        raise ValueError(f"{len(rows)} placeholder slots but {vectors.shape[0]} vectors")
+        raise BackendError(f"{len(rows)} placeholder slots but {vectors.shape[0]} vectors")
     batch = torch.zeros_like(rows)
     return embeds.index_put((batch, rows), vectors.to(device=device, dtype=embeds.dtype))
 

@@ -53,6 +53,7 @@ import math
 import random
 import re
 import shutil
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -61,7 +62,8 @@ from typing import Any
 
 import numpy as np
 
-from engine.errors import RagscopeError
+from engine.errors import BackendError, PackError, RagscopeError
+from engine.files import write_text_atomic
 from engine.graph.kg import KnowledgeGraph
 from engine.hf_imports import TRANSFORMERS_LOCK
 from engine.knowledge.records import Pack, Question
@@ -246,7 +248,7 @@ def train_query_encoder(pack: Pack, settings: Settings, config: FinetuneConfig =
         base_embedder=base.id, pairs=len(pairs), train_pairs=len(train), heldout_pairs=len(heldout),
         epochs=-(-len(losses) // steps_per_epoch), steps=len(losses),
         seconds=round(time.perf_counter() - started, 1), metrics=metrics, config=asdict(config))
-    (folder / MANIFEST).write_text(manifest.to_json(), encoding="utf-8")
+    write_text_atomic(folder / MANIFEST, manifest.to_json())
     log.info("saved query encoder to %s: %s", folder, metrics)
     return FinetuneResult(manifest, str(folder), tuple(losses))
 
@@ -383,10 +385,10 @@ def _load_lora_model(model_path: str, config: LoraTrainConfig) -> tuple[Any, Any
 
     cuda = torch.cuda.is_available() and config.device != "cpu"
     if config.device == "cuda" and not torch.cuda.is_available():
-        raise SystemExit("--device cuda was requested but there is no usable CUDA GPU; use --device cpu")
+        raise BackendError("--device cuda was requested but there is no usable CUDA GPU; use --device cpu")
     quant = ("nf4" if cuda else "none") if config.quantization == "auto" else config.quantization
     if quant == "nf4" and not cuda:
-        raise SystemExit("--quantization nf4 needs CUDA; use --quantization none on CPU")
+        raise BackendError("--quantization nf4 needs CUDA; use --quantization none on CPU")
     kwargs: dict[str, Any] = {"local_files_only": True, "dtype": torch.bfloat16 if cuda else torch.float32}
     if quant == "nf4":
         from transformers import BitsAndBytesConfig
@@ -451,7 +453,7 @@ def run(model_path: str, pack_dir: Path, out: Path, config: LoraTrainConfig) -> 
     pack = load_pack(pack_dir)
     examples = build_examples(pack, Retrieval(pack, Settings()), config.retriever, config.k)
     if not examples:
-        raise SystemExit(f"pack {pack_dir} has no questions with gold rule_ids and answers to train on")
+        raise PackError(f"pack {pack_dir} has no questions with gold rule_ids and answers to train on")
     tokenizer, model, device = load_lora_model(model_path, config)
     losses = train(model, tokenizer, examples, config, device)
     out.mkdir(parents=True, exist_ok=True)
@@ -459,7 +461,7 @@ def run(model_path: str, pack_dir: Path, out: Path, config: LoraTrainConfig) -> 
     report = {"model": str(model_path), "pack": str(pack_dir), "device": device, "config": asdict(config),
               "examples": [e.question_id for e in examples], "losses": losses,
               "seconds": round(time.perf_counter() - started, 1), "finite": all(math.isfinite(v) for v in losses)}
-    (out / "training.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    write_text_atomic(out / "training.json", json.dumps(report, indent=2))
     return report
 
 
@@ -486,7 +488,11 @@ def main(argv: list[str] | None = None) -> int:
     config = LoraTrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr, rank=args.rank,
                              alpha=args.alpha, max_length=args.max_length, retriever=args.retriever,
                              quantization=args.quantization, device=args.device, seed=args.seed)
-    report = run(args.model, args.pack, args.out, config)
+    try:
+        report = run(args.model, args.pack, args.out, config)
+    except RagscopeError as exc:  # said as the script's one line, exit status 1 (as SystemExit(message) did)
+        print(exc, file=sys.stderr)
+        return 1
     print(f"trained {len(report['losses'])} steps on {len(report['examples'])} examples ({report['device']}) "
           f"in {report['seconds']} s; loss {report['losses'][0]:.4f} → {report['losses'][-1]:.4f}; "
           f"adapter saved to {args.out}")

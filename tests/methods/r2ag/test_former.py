@@ -6,6 +6,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from engine.errors import CheckpointError  # noqa: E402
 from engine.methods.r2ag.former import R2Former, R2FormerConfig, pad_batch, score  # noqa: E402
 
 
@@ -43,5 +44,5 @@ def test_a_short_list_is_padded_and_padded_slots_get_no_attention(former):
 
 
 def test_a_relevance_only_former_has_no_projection():
-    with pytest.raises(ValueError, match="relevance only"):
+    with pytest.raises(CheckpointError, match="relevance only"):
         R2Former(R2FormerConfig(k=3)).project(torch.zeros(1, 3, 256))
