@@ -33,6 +33,26 @@ class Settings:
         return self.home / "packs"
 
     @property
+    def methods(self) -> Path:
+        """The user's own methods, one file each (engine.methods.plugins)."""
+        return self.home / "methods"
+
+    @property
+    def bm25(self) -> Path:
+        """The BM25 indexes, beside the Chroma one (engine.retrieval.sparse)."""
+        return self.home / "bm25"
+
+    @property
+    def finetuned(self) -> Path:
+        """RuleRAG-FT's fine-tuned query encoders, one folder per pack and embedder (`train-retriever`)."""
+        return self.home / "finetuned"
+
+    @property
+    def r2ag(self) -> Path:
+        """Trained R2-Former checkpoints (`train-r2ag`), laid out as the shipped ones in assets/r2ag/."""
+        return self.home / "r2ag"
+
+    @property
     def runs_db(self) -> Path:
         return self.home / "runs.sqlite3"
 

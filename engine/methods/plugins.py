@@ -67,7 +67,7 @@ def load_plugins() -> Plugins:
         if _loaded is None and not _loading:
             _loading = True
             try:
-                _loaded = load_from(Settings().home / "methods")
+                _loaded = load_from(Settings().methods)
             finally:
                 _loading = False
         return _loaded or Plugins()  # a plugin listing methods as it loads sees the built-ins

@@ -22,6 +22,7 @@ from engine.codec import loads_bounded
 from engine.errors import UnknownNameError
 from engine.retrieval.embedder import Embedder
 from engine.retrieval.retrievers import DenseRetriever, as_document
+from engine.settings import Settings
 
 FINETUNED_RETRIEVER = "dense-ft"
 MANIFEST = "manifest.json"
@@ -55,8 +56,8 @@ class QueryEncoderManifest:
         return cls(**{k: v for k, v in data.items() if k in known})  # unknown keys are tolerated
 
 
-def finetuned_dir(home: Path, pack_key: str, embedder_id: str) -> Path:
-    return Path(home) / "finetuned" / f"{pack_key}-{embedder_id}"
+def finetuned_dir(settings: Settings, pack_key: str, embedder_id: str) -> Path:
+    return settings.finetuned / f"{pack_key}-{embedder_id}"
 
 
 def read_manifest(folder: Path) -> QueryEncoderManifest | None:
@@ -67,12 +68,12 @@ def read_manifest(folder: Path) -> QueryEncoderManifest | None:
 _ENCODERS: Registry[tuple[str, str], Embedder] = Registry()
 
 
-def load_query_encoder(home: Path, pack_key: str, embedder_id: str, pack_path: str = "") -> Embedder:
+def load_query_encoder(settings: Settings, pack_key: str, embedder_id: str, pack_path: str = "") -> Embedder:
     """The trained query encoder for this pack and base embedder; a clear error when there is none.
 
     Cached per folder and manifest content, so retraining in the same process is picked up.
     """
-    folder = finetuned_dir(home, pack_key, embedder_id)
+    folder = finetuned_dir(settings, pack_key, embedder_id)
     manifest = folder / MANIFEST
     if not manifest.is_file():
         pack_arg = pack_path or "PACK"

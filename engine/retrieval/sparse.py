@@ -23,6 +23,7 @@ from engine.errors import CheckpointError, PackError
 from engine.knowledge.chunking import Chunk
 from engine.knowledge.writer import is_staging, staged, sweep_staging
 from engine.retrieval.index import chunk_fingerprint, collection_name
+from engine.settings import Settings
 
 # bm25s defaults k1=1.5, b=0.75 (as rank-bm25's Okapi had); Lucene's IDF never goes negative, so a term
 # found in most chunks of a small pack still counts for a little instead of against a chunk
@@ -42,9 +43,9 @@ def tokenizer_id() -> str:
     return hashlib.sha256(spec.encode()).hexdigest()[:12]
 
 
-def sparse_folder(home: Path, pack_key: str, chunking_key: str) -> Path:
+def sparse_folder(settings: Settings, pack_key: str, chunking_key: str) -> Path:
     """Beside the Chroma index, keyed like its collection but for the encoder, which BM25 does not use."""
-    return Path(home) / "bm25" / collection_name(pack_key, SPARSE_ID, chunking_key)
+    return settings.bm25 / collection_name(pack_key, SPARSE_ID, chunking_key)
 
 
 class SparseIndex:

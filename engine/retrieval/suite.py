@@ -62,7 +62,7 @@ class Retrieval:
     @cached_property
     def sparse(self) -> SparseIndex:
         """The BM25 index of these chunks: loaded when any process built it before, else built and saved."""
-        return open_sparse(sparse_folder(self.settings.home, pack_key(self.pack), self.chunking.key), self.chunks)
+        return open_sparse(sparse_folder(self.settings, pack_key(self.pack), self.chunking.key), self.chunks)
 
     def ensure_index(self, progress: Progress | None = None) -> SyncReport | None:
         """Sync the dense index and open the sparse one once per process; later calls are free."""
@@ -101,7 +101,7 @@ class Retrieval:
 
     def query_encoder(self):
         """The fine-tuned query encoder for this pack and embedder (RuleRAG-FT); UnknownNameError if untrained."""
-        return load_query_encoder(self.settings.home, pack_key(self.pack), self.embedder.id,
+        return load_query_encoder(self.settings, pack_key(self.pack), self.embedder.id,
                                   str(self.pack.path) if self.pack.path else "")
 
     def search(self, query: str, k: int = 5, retriever: str = "hybrid", provenance: str = "") -> tuple[Hit, ...]:

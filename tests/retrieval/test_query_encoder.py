@@ -19,7 +19,7 @@ METADATA_KEYS = {"score", "rank", "doc_id", "chunk_id", "title", "retriever"}
 def _fake_training(retrieval: Retrieval) -> None:
     """A 'trained' encoder that is a copy of the base one: what the retriever loads, without training."""
     pack = retrieval.pack
-    folder = finetuned_dir(retrieval.settings.home, pack_key(pack), retrieval.embedder.id)
+    folder = finetuned_dir(retrieval.settings, pack_key(pack), retrieval.embedder.id)
     shutil.copytree(retrieval.embedder.path, folder)
     manifest = QueryEncoderManifest(pack.info.name, pack_key(pack), pack.fingerprint, retrieval.embedder.id,
                                     1, 1, 0, 1, 1, 0.1)

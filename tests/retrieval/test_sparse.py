@@ -44,7 +44,7 @@ OTHER_PROCESS = textwrap.dedent("""
 
 
 def _generations(retrieval: Retrieval) -> list[str]:
-    folder = sparse_folder(retrieval.settings.home, pack_key(retrieval.pack), retrieval.chunking.key)
+    folder = sparse_folder(retrieval.settings, pack_key(retrieval.pack), retrieval.chunking.key)
     return sorted(p.name for p in folder.iterdir())
 
 
@@ -59,7 +59,7 @@ def test_a_new_process_loads_the_saved_sparse_index_instead_of_rebuilding_it(min
     expected = [h.chunk_id for h in first.search("Where was Grace Hopper born?", k=3, retriever="bm25")]
     assert first.sparse.built
     [generation] = _generations(first)
-    folder = sparse_folder(tmp_path, pack_key(mini_pack), first.chunking.key) / generation
+    folder = sparse_folder(first.settings, pack_key(mini_pack), first.chunking.key) / generation
     written = {p.name: p.stat().st_mtime_ns for p in folder.iterdir()}
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -121,7 +121,7 @@ def test_a_damaged_sparse_index_is_rebuilt_with_a_warning(mini_pack, tmp_path, c
     settings = Settings(home=tmp_path)
     first = Retrieval(mini_pack, settings)
     assert first.sparse.built
-    folder = sparse_folder(tmp_path, pack_key(mini_pack), first.chunking.key)
+    folder = sparse_folder(settings, pack_key(mini_pack), first.chunking.key)
     [generation] = _generations(first)
     (folder / generation / "data.csc.index.npy").write_bytes(b"not numpy")
     again = Retrieval(mini_pack, settings)

@@ -21,8 +21,8 @@ from engine.settings import REPO_ROOT
 if TYPE_CHECKING:
     from engine.methods.r2ag.former import R2Former
 
-SHIPPED_FOLDER = REPO_ROOT / "assets"  # assets/r2ag/: checkpoints that ship, laid out as in the data folder
-SHIPPED = SHIPPED_FOLDER / "r2ag" / "demo-relevance.pt"
+SHIPPED_FOLDER = REPO_ROOT / "assets" / "r2ag"  # checkpoints that ship, laid out as in Settings.r2ag
+SHIPPED = SHIPPED_FOLDER / "demo-relevance.pt"
 RELEVANCE = "relevance"  # file stem of a relevance-only checkpoint in the data folder
 
 
@@ -76,10 +76,11 @@ def llm_identity(name: str, model_config: Any) -> str:
     return f"{stem}-{hashlib.sha256(signature.encode()).hexdigest()[:8]}"
 
 
-def checkpoint_path(home: Path, llm: str = "") -> Path:
-    """Where `train-r2ag` writes: one relevance-only file, and one file per LLM."""
+def checkpoint_path(folder: Path, llm: str = "") -> Path:
+    """Where `train-r2ag` writes in `folder` (Settings.r2ag, or the shipped SHIPPED_FOLDER): one relevance-only
+    file, and one file per LLM."""
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", llm).strip("-") if llm else RELEVANCE
-    return home / "r2ag" / f"{stem}.pt"
+    return folder / f"{stem}.pt"
 
 
 def save_checkpoint(path: Path, model: R2Former, meta: CheckpointMeta) -> Path:
@@ -143,16 +144,16 @@ def _read(path: Path) -> tuple[CheckpointMeta, dict[str, Any]]:
     return meta, state
 
 
-def find_checkpoint(home: Path, llm: str = "", explicit: str = "", shipped: Path = SHIPPED_FOLDER) -> Path:
+def find_checkpoint(trained: Path, llm: str = "", explicit: str = "", shipped: Path = SHIPPED_FOLDER) -> Path:
     """The checkpoint a run uses: the one named, else this LLM's (trained in the data folder, else
     shipped with the project), else the relevance-only one (trained, else shipped)."""
     if explicit:
         return Path(explicit).expanduser()
-    for folder in (home, shipped) if llm else ():
+    for folder in (trained, shipped) if llm else ():
         if checkpoint_path(folder, llm).is_file():
             return checkpoint_path(folder, llm)
-    trained = checkpoint_path(home)
-    return trained if trained.is_file() else SHIPPED
+    relevance = checkpoint_path(trained)
+    return relevance if relevance.is_file() else SHIPPED
 
 
 _LOADED: Registry[tuple[str, int], tuple[R2Former, CheckpointMeta]] = Registry()

@@ -95,7 +95,7 @@ class R2agMethod(Method):
 def _checkpoint(ctx: RunContext, params: R2agParams, model: InjectionModel | None) -> tuple[Any, CheckpointMeta]:
     from engine.methods.r2ag.checkpoint import cached_checkpoint
 
-    path = find_checkpoint(ctx.retrieval.settings.home, model.llm_id if model else "", params.checkpoint)
+    path = find_checkpoint(ctx.retrieval.settings.r2ag, model.llm_id if model else "", params.checkpoint)
     former, meta = cached_checkpoint(Path(path))
     if model is not None:
         meta.require(ctx.retrieval.embedder.id, llm=model.llm_id, hidden_size=model.hidden_size)

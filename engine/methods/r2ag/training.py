@@ -270,7 +270,7 @@ def train_r2ag(pack: Pack, retrieval: Retrieval, config: TrainConfig, chat: Any 
                           feature_order=FEATURE_ORDER, list_order=config.list_order, llm=llm, hidden_size=width,
                           objective="qdm+lm" if chat is not None else "qdm", pack=pack.info.name,
                           metrics=map_report(model, train, heldout))
-    path = save_checkpoint(out or checkpoint_path(retrieval.settings.home, llm), model, meta)
+    path = save_checkpoint(out or checkpoint_path(retrieval.settings.r2ag, llm), model, meta)
     return TrainResult(path=path, meta=meta, seconds=round(time.perf_counter() - started, 2))
 
 

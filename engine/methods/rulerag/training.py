@@ -234,8 +234,8 @@ def train_query_encoder(pack: Pack, settings: Settings, config: FinetuneConfig =
     model.eval()
 
     after = _recalls(_encode(model, [p.query for p in heldout]), doc_vectors, chunk_docs, heldout)
-    folder = finetuned_dir(settings.home, pack_key(pack), base.id)
-    root = (settings.home / "finetuned").resolve()
+    folder = finetuned_dir(settings, pack_key(pack), base.id)
+    root = settings.finetuned.resolve()
     if folder.resolve().parent != root:  # names are validated at load; never delete outside our own folder
         raise RagscopeError(f"refusing to replace {folder}: it is not directly inside {root}")
     if folder.exists():

@@ -89,7 +89,7 @@ def test_a_few_training_steps_save_a_query_encoder_with_its_manifest(mini_pack, 
     seen = []
     result = train_query_encoder(mini_pack, settings, FinetuneConfig(max_steps=2, batch_size=4, train_layers=1),
                                  progress=lambda step, total, loss: seen.append((step, total)), retrieval=retrieval)
-    folder = finetuned_dir(tmp_path, pack_key(mini_pack), retrieval.embedder.id)
+    folder = finetuned_dir(settings, pack_key(mini_pack), retrieval.embedder.id)
     assert result.folder == str(folder) and seen == [(1, 2), (2, 2)]
     assert len(result.losses) == 2 and all(np.isfinite(result.losses))
     manifest = read_manifest(folder)
