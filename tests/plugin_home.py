@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -11,7 +12,7 @@ import pytest
 
 from paths import ROOT
 
-EXAMPLE = ROOT / "examples" / "methods" / "keyword_rerank.py"  # the README's example, loaded as it is
+EXAMPLE = ROOT / "examples" / "methods" / "keyword_rerank"  # the README's example folder, loaded as it is
 
 
 @pytest.fixture()
@@ -40,4 +41,5 @@ def write_plugin(home: Path, name: str, code: str) -> Path:
 
 
 def add_example(home: Path) -> Path:
-    return write_plugin(home, EXAMPLE.name, EXAMPLE.read_text(encoding="utf-8"))
+    return Path(shutil.copytree(EXAMPLE, home / "methods" / EXAMPLE.name,
+                                ignore=shutil.ignore_patterns("__pycache__")))

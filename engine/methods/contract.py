@@ -11,7 +11,7 @@ import inspect
 import re
 
 from engine.errors import MethodError, RagscopeError
-from engine.params import build_params, param_specs
+from engine.params import AnswerPolicy, build_params, param_specs
 
 # ids end up in widget keys, URLs (?method=) and CLI flags: keep them plain
 _ID = re.compile(r"[a-z][a-z0-9_-]{0,39}")
@@ -44,6 +44,10 @@ def _check_params(owner: str, params: object) -> None:
         if type(field.default) not in _PARAM_TYPES:
             raise MethodError(f"{owner}.Params.{field.name} has default {field.default!r}; give every field a default "
                             "of type bool, int, float or str with engine.params.param(default, help=...)")
+    taken = {spec.name for spec in param_specs(AnswerPolicy)} & {field.name for field in dataclasses.fields(params)}
+    if taken:  # a params dict's min_confidence sets the run's policy (engine.params.split_policy), never this field
+        raise MethodError(f"{owner}.Params.{min(taken)} is the run's answer policy (engine.params.AnswerPolicy), not "
+                          "a method parameter; remove the field: the run applies it to every method")
     defaults = {spec.name: spec.default for spec in param_specs(params)}
     try:
         build_params(params, defaults)  # the bounds and choices checks a user's value gets

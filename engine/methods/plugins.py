@@ -1,4 +1,8 @@
-"""Users' own methods: `$RAGSCOPE_HOME/methods/*.py` files and `ragscope.methods` entry points, loaded once.
+"""Users' own methods: files and folders in `$RAGSCOPE_HOME/methods/`, `ragscope.methods` entry points; loaded once.
+
+A plugin is one `name.py` file, or a `name/` folder shaped like a built-in method's (`__init__.py` importing
+`method.py`, with `tools.py`, `llm.py`, `offline.py`, `prompts/` as it needs them; the README's example),
+imported as the package `ragscope_user_methods.name` so its modules import each other relatively.
 
 A plugin registers its methods when it is imported (`@register`), as a built-in does. A plugin that
 fails — it raises, takes an id already in use, breaks the Method contract, registers nothing — is
@@ -16,6 +20,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
+from importlib.machinery import ModuleSpec
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -23,11 +28,11 @@ from engine.methods.base import METHODS
 from engine.settings import Settings
 
 ENTRY_POINT_GROUP = "ragscope.methods"
-MODULE_PREFIX = "ragscope_user_methods"  # plugin files are imported as ragscope_user_methods.<file stem>
+MODULE_PREFIX = "ragscope_user_methods"  # plugins are imported as ragscope_user_methods.<file stem or folder name>
 
 log = logging.getLogger(__name__)
 
-# (source as shown to the user, what imports it, its file for locating errors: None for an entry point)
+# (source as shown to the user, what imports it, its file or folder for locating errors: None for an entry point)
 _Candidate = tuple[str, Callable[[], object], str | None]
 
 
@@ -107,17 +112,22 @@ def _load_one(source: str, load: Callable[[], object],
 
 
 def _plugin_files(folder: Path) -> Iterator[_Candidate | PluginProblem]:
-    """The folder's `*.py` files, sorted; names starting with _ or . are skipped (helpers, editor files)."""
+    """The folder's `*.py` files and plugin folders (those with an `__init__.py`), sorted by name; names
+    starting with _ or . are skipped (helpers, editor files, __pycache__)."""
     if not folder.is_dir():
         return
     root = folder.resolve()
-    for path in sorted(folder.glob("*.py")):
-        if path.name.startswith(("_", ".")):
+    for path in sorted(folder.iterdir()):
+        package = path.is_dir() and (path / "__init__.py").is_file()
+        if path.name.startswith(("_", ".")) or not (package or path.suffix == ".py"):
             continue
         source, target = _shown(path), path.resolve()
         if not target.is_relative_to(root):
-            yield PluginProblem(source, f"it links to {target}, outside {_shown(folder)}; copy the file into "
+            what = "folder" if package else "file"
+            yield PluginProblem(source, f"it links to {target}, outside {_shown(folder)}; copy the {what} into "
                                         "that folder instead")
+        elif package:
+            yield source, partial(_import_package, path), str(path)
         elif not target.is_file():  # a folder, a FIFO (which would hang the import), a broken link
             yield PluginProblem(source, "it is not a regular file")
         else:
@@ -126,13 +136,23 @@ def _plugin_files(folder: Path) -> Iterator[_Candidate | PluginProblem]:
 
 def _import_file(path: Path) -> None:
     name = f"{MODULE_PREFIX}.{path.stem}"
-    spec = importlib.util.spec_from_file_location(name, path)
+    _import(name, importlib.util.spec_from_file_location(name, path))
+
+
+def _import_package(path: Path) -> None:
+    name = f"{MODULE_PREFIX}.{path.name}"
+    _import(name, importlib.util.spec_from_file_location(name, path / "__init__.py",
+                                                         submodule_search_locations=[str(path)]))
+
+
+def _import(name: str, spec: ModuleSpec) -> None:
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look a class's module up by name
+    sys.modules[name] = module  # dataclasses look a class's module up by name; a package's modules its parent
     try:
         spec.loader.exec_module(module)
     except BaseException:
-        del sys.modules[name]
+        for loaded in [m for m in sys.modules if m == name or m.startswith(f"{name}.")]:
+            del sys.modules[loaded]
         raise
 
 
@@ -143,12 +163,15 @@ def _entry_points() -> Iterator[_Candidate]:
         yield f"entry point {point.name} = {point.value}{dist}", point.load, None
 
 
-def _describe(exc: BaseException, file: str | None) -> str:
-    """`Type: message`, plus the plugin file's line it came from (a SyntaxError names its own)."""
+def _describe(exc: BaseException, origin: str | None) -> str:
+    """`Type: message`, plus the plugin's line it came from: `(line n)` in a plugin file, `(method.py line n)`
+    in a plugin folder (a SyntaxError names its own)."""
     text = f"{type(exc).__name__}: {exc}"
-    lines = [frame.lineno for frame in traceback.extract_tb(exc.__traceback__) if frame.filename == file]
-    if lines and not isinstance(exc, SyntaxError):
-        text += f" (line {lines[-1]})"
+    frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
+              if origin and (frame.filename == origin or frame.filename.startswith(f"{origin}/"))]
+    if frames and not isinstance(exc, SyntaxError):
+        where = frames[-1].filename.removeprefix(f"{origin}/")
+        text += f" (line {frames[-1].lineno})" if where == origin else f" ({where} line {frames[-1].lineno})"
     return text
 
 

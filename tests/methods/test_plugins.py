@@ -7,7 +7,6 @@ import re
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import pytest
 
@@ -120,6 +119,8 @@ def test_cli_methods_exits_0_when_every_plugin_loads(plugin_home, capsys):
     ("out_of_bounds.py", method_code(params="n: int = param(30, min=1, max=9, help='n')"),
      r"^MethodError: Mine\.Params default: parameter n=30 outside \[1, 9\]"),
     ("exits.py", "import sys\nsys.exit(3)\n", r"^SystemExit: 3 \(line 2\)$"),
+    ("policy.py", method_code(params="min_confidence: float = param(0.5, min=0.0, max=1.0, help='m')"),
+     r"^MethodError: Mine\.Params\.min_confidence is the run's answer policy \(engine\.params\.AnswerPolicy\)"),
 ])
 def test_a_broken_plugin_is_reported_and_left_out_while_the_rest_load(plugin_home, name, code, message):
     path = write_plugin(plugin_home, name, code)
@@ -252,7 +253,26 @@ def test_listing_methods_with_the_example_plugin_does_not_import_torch(tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
 
 
+def test_a_plugin_folder_loads_as_a_package_whose_modules_import_each_other(plugin_home):
+    folder = plugin_home / "methods" / "mine"
+    folder.mkdir()
+    (folder / "tools.py").write_text("ANSWER = '42'\n", encoding="utf-8")
+    (folder / "method.py").write_text(method_code(before="from .tools import ANSWER",
+                                                  run="yield AnswerStep(iteration=1, text=ANSWER)"), encoding="utf-8")
+    (folder / "__init__.py").write_text("from .method import Mine\n", encoding="utf-8")
+    (plugin_home / "methods" / "broken").mkdir()
+    (plugin_home / "methods" / "broken" / "__init__.py").write_text("from .method import X\n", encoding="utf-8")
+    (plugin_home / "methods" / "broken" / "method.py").write_text("X = 1\nraise RuntimeError('no')\n",
+                                                                  encoding="utf-8")
+    (plugin_home / "methods" / "notes").mkdir()  # a folder without __init__.py is no plugin
+    assert method_ids() == (*BUILT_INS, "mine")
+    assert load_plugins().source_of("mine") == str(folder)
+    [problem] = load_plugins().problems
+    assert problem.message == "RuntimeError: no (method.py line 2)"
+    assert not [m for m in sys.modules if m.startswith("ragscope_user_methods.broken")]
+
+
 def test_the_readme_shows_the_example_plugin_exactly_as_the_tests_load_it():
-    example = (ROOT / "examples" / "methods" / "keyword_rerank.py").read_text()
+    example = (ROOT / "examples" / "methods" / "keyword_rerank" / "method.py").read_text()
     readme = (ROOT / "README.md").read_text()
     assert f"```python\n{example}```" in readme
