@@ -8,6 +8,7 @@ import pytest
 
 from engine.codec import to_jsonable
 from engine.errors import PackError, RagscopeError
+from engine.params import AnswerPolicy
 from engine.trace import (
     STEP_TYPES,
     AnswerStep,
@@ -50,6 +51,9 @@ ONE_OF_EACH = (
     ErrorStep(iteration=3, message="parser fell back", recoverable=True),
     AnswerStep(iteration=3, text="Warsaw", citations=("d1",), confidence=0.8, backend="offline", evidence=("d1", "d2")),
 )
+REFUSAL = AnswerStep(iteration=3, title="Refused: confidence 0.31 is below min_confidence 0.50 (best guess: '1906')",
+                     text="I don't know", confidence=0.31, refused=True, backend="offline", guess="1906",
+                     min_confidence=0.5)
 
 
 def test_every_step_kind_is_covered_by_the_round_trip_fixture():
@@ -59,11 +63,21 @@ def test_every_step_kind_is_covered_by_the_round_trip_fixture():
 def test_trace_round_trips_exactly_through_json_for_every_step_kind():
     trace = Trace(id="t1", question="q?", method="vanilla", backend="offline", model="m", pack="demo",
                   params={"k": 5, "retriever": "hybrid"}, started="2026-01-01T00:00:00+00:00",
-                  steps=ONE_OF_EACH, totals=Totals(12.5, 1, 3, 2), question_id="q001")
+                  steps=(*ONE_OF_EACH, REFUSAL), totals=Totals(12.5, 1, 3, 2), question_id="q001",
+                  policy=AnswerPolicy(0.5))
     again = Trace.from_json(trace.to_json())
     assert again == trace
     assert again.to_json() == trace.to_json()
-    assert again.answer.text == "Warsaw"
+    assert again.answer == REFUSAL and again.policy == AnswerPolicy(0.5)
+
+
+def test_a_trace_saved_before_the_run_level_answer_policy_loads_with_none():
+    """Issue 24: older traces have no `policy` in the head nor `min_confidence` on the answer (their title says it)."""
+    data = json.loads(Trace(id="t1", question="q?", method="vanilla", backend="offline", model="m", pack="demo",
+                            steps=(REFUSAL,)).to_json())
+    del data["policy"], data["steps"][0]["min_confidence"]
+    old = Trace.from_dict(data)
+    assert old.policy is None and old.answer.min_confidence is None and old.answer.guess == "1906"
 
 
 def test_unknown_step_kind_loads_as_raw_data_and_saves_back_unchanged():
