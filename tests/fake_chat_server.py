@@ -66,6 +66,20 @@ class ChatServer:
     replies: list[Reply] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     answerer: Answerer | None = None
+    in_flight: int = 0
+    peak_in_flight: int = 0  # the most requests being answered at once (counted, not inferred from times)
+    _counting: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @contextmanager
+    def answering(self) -> Iterator[None]:
+        with self._counting:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            yield
+        finally:
+            with self._counting:
+                self.in_flight -= 1
 
     def next_reply(self) -> Reply:
         return self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
@@ -119,12 +133,13 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, body: Any) -> None:
         script: ChatServer = self.server.script  # type: ignore[attr-defined]
         script.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-        reply = script.reply_to(body)
-        time.sleep(reply.delay_s)
-        if reply.events is None:
-            self._send_body(reply)
-        else:
-            self._send_events(reply)
+        with script.answering():
+            reply = script.reply_to(body)
+            time.sleep(reply.delay_s)
+            if reply.events is None:
+                self._send_body(reply)
+            else:
+                self._send_events(reply)
 
     def _send_body(self, reply: Reply) -> None:
         raw = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
