@@ -26,6 +26,7 @@ _BACKENDS = "app.backend_configs"
 _TRACE = "explore.trace"
 _OPENED = "explore.opened"
 _LINKED = "explore.linked_run"
+_LINKED_EVALUATION = "evaluate.linked"  # moving to another page clears `?eval=`: the session keeps its id
 EXPLORE_METHOD = "explore.method"
 
 
@@ -101,11 +102,25 @@ def linked_run() -> str | None:
 
 def link_run(run_id: str | None) -> None:
     """Put `run_id` in the URL (or take `?run=` out for None), so a reload or a shared link opens that run."""
-    st.session_state[_LINKED] = run_id
-    if run_id is None:
-        st.query_params.pop("run", None)
+    _link(_LINKED, "run", run_id)
+
+
+def linked_evaluation() -> str | None:
+    """This session's evaluation id; kept here because moving to another page clears the URL's `?eval=`."""
+    return st.session_state.get(_LINKED_EVALUATION)
+
+
+def link_evaluation(journal_id: str | None) -> None:
+    """Make `journal_id` this session's evaluation, in the URL too, so a reload or a shared link opens it."""
+    _link(_LINKED_EVALUATION, "eval", journal_id)
+
+
+def _link(key: str, param: str, value: str | None) -> None:
+    st.session_state[key] = value
+    if value is None:
+        st.query_params.pop(param, None)
     else:
-        st.query_params["run"] = run_id
+        st.query_params[param] = value
 
 
 @st.cache_resource(show_spinner=False)

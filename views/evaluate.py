@@ -27,7 +27,6 @@ BASELINE = "vanilla"
 QUESTION_COLUMNS = ["method", "question_id", "type", "question", "gold", "answer", "outcome", "confidence", "em",
                     "f1", "acc", "recall_5", "evidence_len", "latency_ms", "llm_calls", "tokens"]
 POLL_SECONDS = 0.25  # how often the progress bar follows the background evaluation
-LINKED = "evaluate.linked"  # this session's evaluation id: moving to another page clears the URL's `?eval=`
 
 workbench = ui_state.current_workbench()
 pack = workbench.pack
@@ -43,17 +42,8 @@ def _workbench_for(plan: JournalPlan) -> runs.Workbench:
     return ui_state.workbench(plan.pack_path, plan.backend, plan.options)
 
 
-def _link(journal_id: str | None) -> None:
-    """Make `journal_id` this session's evaluation, in the URL too, so a reload or a shared link opens it."""
-    st.session_state[LINKED] = journal_id
-    if journal_id is None:
-        st.query_params.pop("eval", None)
-    else:
-        st.query_params["eval"] = journal_id
-
-
 def _start(methods: list[str], questions: list[Question]) -> None:
-    _link(service.begin(evaluations.plan_evaluation(workbench, methods, questions), workbench).id)
+    ui_state.link_evaluation(service.begin(evaluations.plan_evaluation(workbench, methods, questions), workbench).id)
 
 
 def _resume(job: EvaluationJob) -> None:
@@ -63,16 +53,16 @@ def _resume(job: EvaluationJob) -> None:
 def _current() -> EvaluationJob | None:
     """The evaluation the URL names (read back from disk after a reload), else this session's, else None;
     one that cannot be opened says why."""
-    wanted = st.query_params.get("eval") or st.session_state.get(LINKED)
+    wanted = st.query_params.get("eval") or ui_state.linked_evaluation()
     if not wanted:
         return None
     try:
         job = service.open(wanted, _workbench_for)
     except RagscopeError as exc:
         st.error(md_text(f"Could not reopen evaluation {wanted}: {exc}"))
-        _link(None)
+        ui_state.link_evaluation(None)
         return None
-    _link(job.id)
+    ui_state.link_evaluation(job.id)
     return job
 
 
@@ -215,7 +205,7 @@ def _past(journals: list[JournalSummary], job: EvaluationJob | None) -> None:
     rows = event.selection.rows
     chosen = journals[rows[0]] if rows and rows[0] < len(journals) else None
     st.button("Open", key="evaluate.open", type="primary", icon=":material/open_in_browser:",
-              disabled=chosen is None or chosen.id == current, on_click=_link,
+              disabled=chosen is None or chosen.id == current, on_click=ui_state.link_evaluation,
               args=(chosen.id if chosen else "",))
 
 
