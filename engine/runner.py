@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any
 
@@ -23,13 +23,13 @@ from engine.codec import SURROGATE, to_jsonable
 from engine.errors import QuestionError, RagscopeError, RunCancelled, ServerUnreachable
 from engine.knowledge.records import Pack
 from engine.live import Partial, listening
-from engine.tools.bundle import ToolBundle, build_tools
 from engine.methods.base import Method, RunContext, get_method
 from engine.params import AnswerPolicy, build_params, split_policy
 from engine.priority import Priority
 from engine.retrieval.suite import Retrieval, open_retrieval
 from engine.settings import Settings
 from engine.tools.base import IDK
+from engine.tools.bundle import ToolBundle, build_tools
 from engine.trace import AnswerStep, DecisionStep, ErrorStep, Step, Trace
 
 log = logging.getLogger(__name__)
@@ -96,7 +96,7 @@ class Workbench:
         head = Trace(
             id=uuid.uuid4().hex[:12], question=text, method=chosen.id, backend=self.tools.backend,
             model=self.tools.model, pack=self.pack.info.name, params=to_jsonable(built),
-            started=datetime.now(timezone.utc).isoformat(timespec="seconds"), question_id=question_id,
+            started=datetime.now(UTC).isoformat(timespec="seconds"), question_id=question_id,
             policy=policy or named or AnswerPolicy(),
         )
         return Run(head, chosen, ctx, calibrated=self.calibrated, priority=self.priority, background=background)

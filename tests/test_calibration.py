@@ -23,7 +23,8 @@ from pdf_file import pdf_bytes
 
 GUESS = AnswerStep(iteration=1, text="1906", confidence=0.6, backend="offline", citations=("m07",))
 STEPS = (RetrievalStep(iteration=1, title="t", query="q", retriever="hybrid",
-                       hits=(Hit("m07", "m07#0", "Grace Hopper", "Grace Hopper was born in 1906 in New York.", 0.9, 1),)),)
+                       hits=(Hit("m07", "m07#0", "Grace Hopper", "Grace Hopper was born in 1906 in New York.", 0.9,
+                                 1),)),)
 HALF = CalibrationModel(weights={"raw_logit": 1.0}, intercept=0.0)  # p = the raw score itself
 BUILT_IN = ("vanilla", "rulerag", "tog2", "ras", "hybrid", "r2ag")
 

@@ -28,8 +28,8 @@ from engine.trace import (
     RuleMatch,
     RulesMatchedStep,
     Segment,
-    Trace,
     Totals,
+    Trace,
     UnknownStep,
 )
 

@@ -13,8 +13,14 @@ and the model was never fitted to it.
 """
 
 from engine.calibration.features import FEATURES, Derived, answer_features
-from engine.calibration.model import (CalibrationModel, default_model, derivations, graph_facts, retrieved_documents,
-                                      settle)
+from engine.calibration.model import (
+                                      CalibrationModel,
+                                      default_model,
+                                      derivations,
+                                      graph_facts,
+                                      retrieved_documents,
+                                      settle,
+)
 
 __all__ = ["FEATURES", "CalibrationModel", "Derived", "answer_features", "default_model", "derivations", "graph_facts",
            "retrieved_documents", "settle"]

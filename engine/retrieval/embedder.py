@@ -81,7 +81,7 @@ class Embedder(Embeddings):
         return self._batch_size or _BATCH_SIZE.get(self.device.split(":")[0], _BATCH_SIZE["cpu"])
 
     @cached_property
-    def _model(self):
+    def _model(self):  # noqa: ANN202 — a MeanPoolingEncoder or a SentenceTransformer
         with TRANSFORMERS_LOCK:  # the app loads a chat model on another thread meanwhile
             return self._load_model()
 

@@ -14,16 +14,16 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Protocol
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
 from engine.cache import Registry
 from engine.errors import BackendError
-from engine.urls import http_url
 from engine.knowledge.chunking import Chunk
 from engine.retrieval.embedder import Embedder
+from engine.urls import http_url
 
 Progress = Callable[[int, int], None]  # (chunks embedded so far, chunks to embed); (0, n) first when there is work
 # encoder batches per embed-and-write step: enough for Chroma's insert to amortise, few enough that
@@ -34,7 +34,7 @@ _STAMP = "ragscope_chunks"  # collection metadata: fingerprint of the chunk set 
 _CLIENTS: Registry[str, object] = Registry()
 
 
-def chroma_client(index_dir: Path, url: str = ""):
+def chroma_client(index_dir: Path, url: str = "") -> Any:
     """One client per location per process: Chroma refuses two clients on one path.
 
     A shared server (RAGSCOPE_CHROMA_URL) that is malformed or does not answer is a BackendError: the
@@ -43,7 +43,7 @@ def chroma_client(index_dir: Path, url: str = ""):
     return _CLIENTS.get(url or str(index_dir.resolve()), lambda: _open_client(index_dir, url))
 
 
-def _open_client(index_dir: Path, url: str):
+def _open_client(index_dir: Path, url: str) -> Any:
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
@@ -136,7 +136,7 @@ def _duration(seconds: float) -> str:
 class ChunkIndex:
     """A pack's chunks in one Chroma collection (cosine space), keyed by pack, encoder and chunking."""
 
-    def __init__(self, client, name: str, embedder: Embedder):
+    def __init__(self, client: Any, name: str, embedder: Embedder):
         self.name = name
         self.embedder = embedder
         self.client = client

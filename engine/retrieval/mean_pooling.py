@@ -160,7 +160,7 @@ class _Bert:
         for i in range(self.layers):
             p = f"encoder.layer.{i}."
 
-            def heads(name: str) -> Any:
+            def heads(name: str, x: Any = x, p: str = p) -> Any:  # this layer's input and weights, bound now
                 projected = F.linear(x, w[f"{p}attention.self.{name}.weight"], w[f"{p}attention.self.{name}.bias"])
                 return projected.view(batch, length, self.heads, head_size).transpose(1, 2)
 

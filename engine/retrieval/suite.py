@@ -99,7 +99,7 @@ class Retrieval:
     def _hybrid(self) -> HybridRetriever:
         return HybridRetriever(chunks=self.chunks_by_id, dense=self._dense, sparse=self._bm25)
 
-    def query_encoder(self):
+    def query_encoder(self) -> Embedder:
         """The fine-tuned query encoder for this pack and embedder (RuleRAG-FT); UnknownNameError if untrained."""
         return load_query_encoder(self.settings, pack_key(self.pack), self.embedder.id,
                                   str(self.pack.path) if self.pack.path else "")

@@ -57,6 +57,6 @@ def offline_bundle(pack: Pack, retrieval: Retrieval, options: dict[str, Any]) ->
     kg = KnowledgeGraph.from_pack(pack)
     classifier = OfflineQuestionClassifier()
     reader_options = {"threshold": float(options["threshold"])} if "threshold" in options else {}
-    reader = OfflineReader(retrieval.embedder, classifier=classifier, entities=kg.entities, relations=kg.entity_relations,
-                           **reader_options)
+    reader = OfflineReader(retrieval.embedder, classifier=classifier, entities=kg.entities,
+                           relations=kg.entity_relations, **reader_options)
     return ToolBundle(backend="offline", model=OFFLINE_LABEL, classifier=classifier, reader=reader, kg=kg)

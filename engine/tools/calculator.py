@@ -79,7 +79,7 @@ def calculation_step(expression: str, iteration: int = 0) -> CalculationStep:
         error = ""
     except CalculationError as exc:
         result, error = None, str(exc)
-    except Exception as exc:  # the step must exist even if the walk itself breaks unexpectedly
+    except Exception as exc:  # noqa: BLE001 — the step must exist even if the walk itself breaks unexpectedly
         result, error = None, f"calculation failed: {type(exc).__name__}: {exc}"
     return CalculationStep(
         iteration=iteration,

@@ -68,7 +68,7 @@ def call_model(
         text = completion.text if isinstance(completion.text, str) else ""
     except ServerUnreachable:
         raise  # every later call would fail the same way: the run stops here and says so once (issue 22)
-    except Exception as exc:  # backends should raise BackendError, but a tool must never crash a run
+    except Exception as exc:  # noqa: BLE001 — backends should raise BackendError; a tool never crashes a run
         latency = (time.perf_counter() - started) * 1000
         call = LlmCallStep(title=f"{role} call failed", role=role, prompt=prompt, output="",
                            latency_ms=latency, elapsed_ms=latency, backend=label)

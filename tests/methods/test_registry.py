@@ -10,6 +10,7 @@ import engine.methods
 from engine.errors import UnknownNameError
 from engine.methods.base import METHODS, get_method, method_ids
 
+
 def test_every_method_folder_registers_exactly_one_method_with_the_folders_name():
     folders = {m.name for m in pkgutil.iter_modules(engine.methods.__path__) if m.ispkg}
     registered = [cls.__module__.split(".")[2] for cls in METHODS.values()]

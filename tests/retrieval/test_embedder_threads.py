@@ -15,7 +15,7 @@ class _Recorder:
     def __init__(self) -> None:
         self.threads: list[int] = []
 
-    def encode(self, texts, **_kwargs):  # noqa: ANN001, ANN201
+    def encode(self, texts, **_kwargs):
         self.threads.append(torch.get_num_threads())
         return np.zeros((len(texts), 4), dtype=np.float32)
 

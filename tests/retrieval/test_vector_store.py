@@ -16,14 +16,14 @@ class FakeCollection:
         self.calls: list[tuple[str, int]] = []
         self.fail = fail
 
-    def get(self, ids, include):  # noqa: ANN001, ANN201
+    def get(self, ids, include):
         self.calls.append(("get", len(ids)))
         if self.fail == "get":
             raise RuntimeError("disk I/O error")
         found = [i for i in ids if i in self.rows]
         return {"ids": found, "embeddings": [self.rows[i] for i in found]}
 
-    def upsert(self, ids, embeddings):  # noqa: ANN001, ANN201
+    def upsert(self, ids, embeddings):
         self.calls.append(("upsert", len(ids)))
         if self.fail == "upsert":
             raise RuntimeError("database is locked")
@@ -34,7 +34,7 @@ class FakeClient:
     def __init__(self, collection: FakeCollection):
         self.collection = collection
 
-    def get_or_create_collection(self, name, embedding_function):  # noqa: ANN001, ANN201
+    def get_or_create_collection(self, name, embedding_function):
         return self.collection
 
     def get_max_batch_size(self) -> int:

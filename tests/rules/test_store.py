@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+import engine.files
 from engine.errors import PackError
 from engine.knowledge.loader import load_pack
 from engine.knowledge.records import Rule
-import engine.files
 from engine.rules.store import is_bundled, merge_rules, save_rules, save_rules_as_copy
 from paths import DEMO_PACK, MINI_PACK
 

@@ -87,7 +87,9 @@ def test_an_unparseable_reply_falls_back_to_the_offline_classifier_with_an_error
 
 
 def test_a_failing_model_falls_back_to_the_offline_classifier_without_raising() -> None:
-    answer_type, steps = LlmQuestionClassifier(FailingChat(BackendError("model 'tiny' is not loaded; load it on the Models page"), backend="hf", model="tiny")).classify_with_steps(CHOICE)
+    chat = FailingChat(BackendError("model 'tiny' is not loaded; load it on the Models page"), backend="hf",
+                       model="tiny")
+    answer_type, steps = LlmQuestionClassifier(chat).classify_with_steps(CHOICE)
     assert answer_type == OfflineQuestionClassifier().classify(CHOICE)
     call, error = steps
     assert isinstance(call, LlmCallStep) and call.output == "" and call.backend == "hf: tiny"

@@ -22,6 +22,7 @@ from engine.tools.llm_reader import (
 from engine.trace import CalculationStep, ErrorStep, Hit, LlmCallStep, Step
 from fake_chat import AttentiveChat, FailingChat, ScriptedChat, cycling, fixed
 
+
 def hit(doc_id: str, title: str, text: str, rank: int = 0) -> Hit:
     return Hit(doc_id=doc_id, chunk_id=f"{doc_id}#0", title=title, text=text, score=1.0, rank=rank)
 

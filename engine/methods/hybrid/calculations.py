@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from engine.errors import CalculationError
 from engine.llm.chat import GenerationSettings, Message, PromptSegment
 from engine.methods.hybrid.prompting import question_pieces, reference_pieces, table_pieces
-from engine.tools.llm_call import fill_with_segments
 from engine.tools.calculator import calculate
+from engine.tools.llm_call import fill_with_segments
 from engine.tools.prompts import PromptFolder, fill
 from engine.trace import CalculationStep, Step
 

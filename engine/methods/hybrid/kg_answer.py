@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.graph.linking import EntityLink
-from engine.methods.hybrid.premise import ORDINALS, PremiseChecker, Subject, named_objects
 from engine.knowledge.records import Triple
+from engine.methods.hybrid.premise import ORDINALS, PremiseChecker, Subject, named_objects
 from engine.text import STOPWORDS, YEAR_DIGITS
 from engine.tools.offline_reader.sentences import content_stems, word_stem
 
@@ -78,7 +78,8 @@ def _subject_verb(question: str, subject: Subject, links: Sequence[EntityLink], 
     if not relation or objects or any(checker.kg.follow(s, "~" + relation) for s in subjects):
         return None
     facts = _forward(checker, subjects, relation, year)
-    return _answer(facts, "tail", f"{' and '.join(subjects)} –{relation}→ in the pack KG" + (f" ({year})" if year else ""))
+    reason = f"{' and '.join(subjects)} –{relation}→ in the pack KG" + (f" ({year})" if year else "")
+    return _answer(facts, "tail", reason)
 
 
 def _who_verb(question: str, links: Sequence[EntityLink], checker: PremiseChecker, year: str) -> KgAnswer | None:

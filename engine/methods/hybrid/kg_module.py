@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from engine.graph.kg import KnowledgeGraph
 from engine.knowledge.records import Rule, Triple
 from engine.llm.chat import GenerationSettings, Message, PromptSegment
+from engine.methods.hybrid.prompting import question_pieces
 from engine.retrieval.embedder import Embedder
 from engine.rules.walk import TIME_LIMIT_S, Deadline, walk_body
-from engine.methods.hybrid.prompting import question_pieces
 from engine.tools.llm_call import fill_with_segments
 from engine.tools.offline_reader import fact_sentence
 from engine.tools.offline_reader.sentences import content_stems

@@ -21,8 +21,8 @@ import re
 from dataclasses import dataclass
 
 from engine.knowledge.records import INVALID_QUESTION
-from engine.methods.hybrid.answers import first_answer, marked, says_unknown, stated
 from engine.llm.chat import GenerationSettings
+from engine.methods.hybrid.answers import first_answer, marked, says_unknown, stated
 from engine.tools.base import IDK
 from engine.tools.prompts import PromptFolder
 from engine.tools.short_answer import Vetted, vet_answer

@@ -19,15 +19,30 @@ from engine.graph.linking import EntityLinker
 from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegment
 from engine.methods.hybrid.answers import says_nothing, without_copies
 from engine.methods.hybrid.attributes import (
-    ICL_SETTINGS, AttributeModel, Attributes, attribute_messages, load_examples, majority, parse_attributes,
+    ICL_SETTINGS,
+    AttributeModel,
+    Attributes,
+    attribute_messages,
+    load_examples,
+    majority,
+    parse_attributes,
 )
 from engine.methods.hybrid.calculations import CALC_SETTINGS, Calculations, calculator_messages, evaluate
 from engine.methods.hybrid.kg_module import ENTITY_SETTINGS, entity_messages, parse_entities
 from engine.methods.hybrid.knowledge import DIRECT_SETTINGS, DirectAnswer, parse_direct
 from engine.methods.hybrid.prompting import question_pieces
 from engine.methods.hybrid.reasoner import (
-    RAW_SHOWN, REASON_SETTINGS, SAYS_IDK, SUMMARY_SETTINGS, Decision, References, Vet, decide, reasoning_prompt,
-    summary_answer, without_repeats,
+    RAW_SHOWN,
+    REASON_SETTINGS,
+    SAYS_IDK,
+    SUMMARY_SETTINGS,
+    Decision,
+    References,
+    Vet,
+    decide,
+    reasoning_prompt,
+    summary_answer,
+    without_repeats,
 )
 from engine.tools.base import IDK
 from engine.tools.llm_call import ModelReply, call_model, error_step, fill_with_segments, one_line, shorten

@@ -24,27 +24,39 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from engine.graph.linking import EntityLinker, entity_linker
+from engine.knowledge.records import INVALID_QUESTION
+from engine.methods.base import Method, RunContext, register
+from engine.methods.common import distinct_docs, placed
 from engine.methods.hybrid import policy
 from engine.methods.hybrid.attributes import Attributes, attribute_model, describe
 from engine.methods.hybrid.calculations import Calculation, Calculations, calculation_wanted
 from engine.methods.hybrid.kg_answer import KgAnswer, kg_answer
 from engine.methods.hybrid.kg_module import KgLookup, lookup, rules_for
 from engine.methods.hybrid.knowledge import DirectAnswer
+from engine.methods.hybrid.llm import (
+    LlmAttributePredictor,
+    LlmCalculator,
+    LlmEntityFinder,
+    LlmKnowledgeExtractor,
+    LlmReasoner,
+)
+from engine.methods.hybrid.offline import OfflineCalculator, OfflineEntityFinder, OfflineReasoner
 from engine.methods.hybrid.page_selection import PageSelection, select_pages
 from engine.methods.hybrid.page_store import page_vectors
 from engine.methods.hybrid.pages import (
-    PageChunk, PageTable, RankedTable, dedupe, document_chunks, page_parts, rank_chunks, rank_tables, tables_block,
+    PageChunk,
+    PageTable,
+    RankedTable,
+    dedupe,
+    document_chunks,
+    page_parts,
+    rank_chunks,
+    rank_tables,
+    tables_block,
 )
 from engine.methods.hybrid.premise import PremiseCheck, PremiseChecker
 from engine.methods.hybrid.reasoner import Decision, References
-from engine.methods.hybrid.llm import (
-    LlmAttributePredictor, LlmCalculator, LlmEntityFinder, LlmKnowledgeExtractor, LlmReasoner,
-)
-from engine.methods.hybrid.offline import OfflineCalculator, OfflineEntityFinder, OfflineReasoner
 from engine.methods.hybrid.tools import HybridTools, Sampling
-from engine.knowledge.records import INVALID_QUESTION
-from engine.methods.base import Method, RunContext, register
-from engine.methods.common import distinct_docs, placed
 from engine.params import param
 from engine.retrieval.embedder import Embedder
 from engine.tools.base import IDK
@@ -53,8 +65,18 @@ from engine.tools.offline_classifier import OfflineQuestionClassifier
 from engine.tools.offline_reader import fact_sentence
 from engine.tools.offline_reader.sentences import content_stems
 from engine.trace import (
-    AnswerStep, AttributeLabel, AttributesStep, DecisionStep, Edge, ErrorStep, FeaturesStep, GraphDeltaStep, Hit,
-    Node, RetrievalStep, Step,
+    AnswerStep,
+    AttributeLabel,
+    AttributesStep,
+    DecisionStep,
+    Edge,
+    ErrorStep,
+    FeaturesStep,
+    GraphDeltaStep,
+    Hit,
+    Node,
+    RetrievalStep,
+    Step,
 )
 
 MAX_PAGES = 50
@@ -71,11 +93,13 @@ _GRAMMAR = OfflineQuestionClassifier()  # the premise check's choice test (modul
 class HybridParams:
     k: int = param(10, min=1, max=30, help="Chunks in the reasoning prompt (spec §2.2: 10).")
     docs: int = param(5, min=0, max=20, help="Pack documents taken as extra search results (CRAG Task 1: 5 pages).")
-    sentence_cap: int = param(200, min=50, max=1000, help="Longer sentences are split into pieces of this many characters.")
+    sentence_cap: int = param(200, min=50, max=1000,
+                              help="Longer sentences are split into pieces of this many characters.")
     max_table_chars: int = param(4000, min=0, max=20000, help="The table block is cut at this many characters.")
     dynamic_gate: str = param("fast-changing", choices=policy.GATE_CHOICES,
                               help="Questions at least this dynamic get \"I don't know\"; off never gates.")
-    max_kg_facts: int = param(30, min=0, max=200, help="Most KG facts looked up (the prompt block is cut at 1000 chars).")
+    max_kg_facts: int = param(30, min=0, max=200,
+                              help="Most KG facts looked up (the prompt block is cut at 1000 chars).")
     attribute_samples: int = param(3, min=1, max=9, help="LLM: attribute votes per question (majority wins); "
                                    "sampling stops at the first repeated reply.")
     calc_samples: int = param(5, min=1, max=20, help="LLM: expressions sampled by the calculator; sampling stops "
@@ -90,7 +114,8 @@ class HybridMethod(Method):
     label = "Hybrid RAG (CRAG)"
     paper = ("Yuan et al., A Hybrid RAG System with Comprehensive Enhancement on Complex Reasoning "
              "(Meta CRAG KDD Cup 2024)")
-    description = "Pages and tables, an attribute gate, a calculator and KG facts; answer, refuse or flag a false premise."
+    description = ("Pages and tables, an attribute gate, a calculator and KG facts; answer, refuse or flag a false "
+                   "premise.")
     Params = HybridParams
 
     def run(self, question: str, ctx: RunContext) -> Iterator[Step]:
@@ -270,7 +295,8 @@ def _kg_delta(kg: KgLookup) -> GraphDeltaStep:
     edges = tuple(Edge(t.head, t.relation, t.tail, provenance=f"derived by rule {rules[t]}" if t in rules
                        else "pack KG look-up") for t in kg.facts)
     _, cut = kg.block()
-    title = f"KG: {len(kg.facts)} facts about {len(kg.entities)} entities" + (" (block cut at 1000 chars)" if cut else "")
+    title = f"KG: {len(kg.facts)} facts about {len(kg.entities)} entities" + (
+        " (block cut at 1000 chars)" if cut else "")
     return GraphDeltaStep(iteration=KG, title=title, added_nodes=nodes, added_edges=edges, focus=kg.entities)
 
 

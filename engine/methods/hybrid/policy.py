@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.methods.hybrid.attributes import Attributes, is_dynamic
 from engine.knowledge.records import INVALID_QUESTION
+from engine.methods.hybrid.attributes import Attributes, is_dynamic
 from engine.tools.base import IDK
 
 GATE_CHOICES = ("fast-changing", "real-time", "slow-changing", "off")

@@ -145,7 +145,8 @@ class PremiseChecker:
         after = question[subject.end:]
         objects = named_objects(question, links, subject.end, subject.link.entity)
         for found in (self._ordinal(subject, after, objects), self._object(subject, objects),
-                      self._possessed(subject, after) if subject.possessive else self._verb(question, subject, after, links)):
+                      self._possessed(subject, after) if subject.possessive
+                      else self._verb(question, subject, after, links)):
             if found is not None:
                 return found
         return PremiseCheck("unknown", f"the KG does not contradict what the question assumes about "

@@ -48,10 +48,18 @@ from dataclasses import dataclass
 from engine.knowledge.records import INVALID_QUESTION, Triple
 from engine.llm.chat import GenerationSettings, Message, PromptSegment
 from engine.methods.hybrid.answers import (
-    first_answer, marked, says_unknown, stated,
+    first_answer,
+    marked,
+    says_unknown,
+    stated,
 )
 from engine.methods.hybrid.prompting import (
-    Piece, calculation_pieces, kg_pieces, question_pieces, reference_pieces, table_pieces,
+    Piece,
+    calculation_pieces,
+    kg_pieces,
+    question_pieces,
+    reference_pieces,
+    table_pieces,
 )
 from engine.tools.base import IDK
 from engine.tools.llm_call import fill_with_segments, one_line

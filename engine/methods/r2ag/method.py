@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from engine.methods.base import Method, RunContext, register
-from engine.params import param
 from engine.methods.r2ag.checkpoint import CheckpointMeta, find_checkpoint
 from engine.methods.r2ag.features import ListFeatures, ranked_features
 from engine.methods.r2ag.llm import generate, injection_model
 from engine.methods.r2ag.offline import read_reranked, why_not_injected
 from engine.methods.r2ag.tools import ITERATION, InjectionModel, Scored
+from engine.params import param
 from engine.retrieval.suite import RETRIEVER_NAMES
 from engine.tools.base import IDK
 from engine.trace import AnswerStep, DecisionStep, FeaturesStep, Hit, RetrievalStep, Step

@@ -85,7 +85,8 @@ def _paper_view(prompt_last: np.ndarray, segments: Sequence[Segment], token_text
     return AttentionStep(
         iteration=iteration, title=f"{group}: layer × token, top {PAPER_TOP_DOCS} documents",
         name=f"{group}: layer × token over the top {PAPER_TOP_DOCS} documents (paper Fig. 6)",
-        matrix=_rounded(prompt_last.mean(axis=1)[:, start:end]), x_labels=tuple(token_texts[start:end]), y_labels=layers,
+        matrix=_rounded(prompt_last.mean(axis=1)[:, start:end]), x_labels=tuple(token_texts[start:end]),
+        y_labels=layers,
         segments=spans, group=group, highlight=tuple(highlight),
         note="attention of the last prompt token to every token of the top documents, mean over heads; "
              "segments mark the injected slots (e_R i) and document text (doc i); tokens between them are "

@@ -26,10 +26,10 @@ import numpy as np
 
 from engine.graph.kg import KnowledgeGraph
 from engine.graph.linking import alias_table
-from engine.methods.ras.query_graph import fold
 from engine.knowledge.records import Triple
-from engine.retrieval.embedder import Embedder
+from engine.methods.ras.query_graph import fold
 from engine.methods.ras.tools import MAX_TRIPLES_PER_CHUNK, Extraction
+from engine.retrieval.embedder import Embedder
 from engine.text import YEAR, alpha_words, is_year, name_pattern, split_sentences
 from engine.trace import Hit
 

@@ -35,14 +35,19 @@ from dataclasses import dataclass
 
 from engine.knowledge.records import Triple
 from engine.llm.chat import ChatModel, GenerationSettings, Message, PromptSegment
-from engine.methods.ras.tools import (
-    MAX_TRIPLES_PER_CHUNK, NO_RETRIEVAL, Extraction, Plan, Round, render_history,
-)
 from engine.methods.ras.query_graph import QueryGraph, fold
-from engine.tools.base import IDK, Reading
+from engine.methods.ras.tools import (
+    MAX_TRIPLES_PER_CHUNK,
+    NO_RETRIEVAL,
+    Extraction,
+    Plan,
+    Round,
+    render_history,
+)
 from engine.retrieval.index import embedding_text
-from engine.tools.llm_call import call_model, error_step, fill_with_segments, one_line
 from engine.text import STOPWORDS, words
+from engine.tools.base import IDK, Reading
+from engine.tools.llm_call import call_model, error_step, fill_with_segments, one_line
 from engine.tools.prompts import PromptFolder
 from engine.tools.short_answer import copied_example, hop_not_taken, rejected_step, vet_answer
 from engine.trace import Hit, Step

@@ -22,19 +22,18 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from engine.graph.linking import entity_linker
-from engine.methods.ras.query_graph import Delta, GraphTriple, QueryGraph
 from engine.methods.base import Method, RunContext, register
 from engine.methods.common import answer_step, placed, reading_steps
-from engine.params import param
-from engine.retrieval.suite import RETRIEVER_NAMES
 from engine.methods.ras.extractor import OfflineExtractor
 from engine.methods.ras.llm import LlmAnswerer, LlmExtractor, LlmPlanner
 from engine.methods.ras.offline import MemoReader, OfflineAnswerer, OfflinePlanner
+from engine.methods.ras.query_graph import Delta, GraphTriple, QueryGraph
 from engine.methods.ras.tools import Plan, RasTools, Round
+from engine.params import param
 from engine.retrieval.embedder import Embedder
+from engine.retrieval.suite import RETRIEVER_NAMES
 from engine.tools.bundle import ToolBundle
 from engine.trace import DecisionStep, Edge, GraphDeltaStep, Hit, Node, RetrievalStep, Step
-
 
 RAW_SUFFICIENCY = 0.45  # offline planner: the reader's raw score that makes the graph sufficient
 

@@ -31,15 +31,15 @@ from dataclasses import dataclass, replace
 
 from engine.graph.kg import KnowledgeGraph
 from engine.graph.linking import entity_linker
-from engine.methods.ras.query_graph import QueryGraph, fold
 from engine.knowledge.records import Triple
+from engine.methods.ras.query_graph import QueryGraph, fold
+from engine.methods.ras.tools import Plan, Round
 from engine.retrieval.embedder import Embedder
+from engine.text import is_year
 from engine.tools.base import QuestionClassifier, Reader, Reading, echoes_question
 from engine.tools.llm_call import one_line
 from engine.tools.offline_reader import Gazetteer, Hop, question_hop
-from engine.text import is_year
 from engine.tools.offline_reader.lexicon import GEO_WORDS, INSTITUTION_WORDS
-from engine.methods.ras.tools import Plan, Round
 from engine.trace import DecisionStep, Hit, Step
 
 BRIDGE_CONFIDENCE = 0.3  # a phrase's answer is trusted as a bridge from here (the reader's hop threshold)
@@ -90,7 +90,8 @@ def resolve(question: str, reader: Reader, kg: KnowledgeGraph, graph: QueryGraph
     A phrase's answer becomes a bridge at BRIDGE_CONFIDENCE once the phrase was itself a sub-query
     (read over what came for it), and only at `trust` before: the evidence came for another question.
     """
-    gazetteer = kg.derived("gazetteer", lambda: Gazetteer(kg.entities, kg.entity_relations)).extended(graph.nodes.values())
+    gazetteer = kg.derived("gazetteer", lambda: Gazetteer(kg.entities, kg.entity_relations))
+    gazetteer = gazetteer.extended(graph.nodes.values())
     working, bridges, citations, steps = question, [], [], []
     for _ in range(MAX_RESOLVED):
         hop = innermost_hop(working, gazetteer)
@@ -158,7 +159,8 @@ class OfflinePlanner:
             target, why = res.question, f"{found}retrieving for the rewritten question"
         else:
             reading = self.reader.read(res.question, evidence_for(res.question, rounds, evidence)[0])
-            if not reading.refused and reading.confidence >= self.sufficiency and not echoes_question(question, reading.answer, self.classifier):
+            if (not reading.refused and reading.confidence >= self.sufficiency
+                    and not echoes_question(question, reading.answer, self.classifier)):
                 return Plan("sufficient", "", f"{found}the reader answers {reading.answer!r} with confidence "
                             f"{reading.confidence:.2f} >= {self.sufficiency}", res.steps + reading.steps)
             target, why = res.question, "asking again"

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-
 EMBED_MERGE = 0.9
 _FOLD = re.compile(r"[^\w]+")
 

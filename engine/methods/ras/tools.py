@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from engine.methods.ras.query_graph import GraphTriple, QueryGraph
 from engine.knowledge.records import Triple
+from engine.methods.ras.query_graph import GraphTriple, QueryGraph
 from engine.tools.base import Reading
 from engine.trace import Hit, Step
 

@@ -17,9 +17,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 
+from engine.errors import BackendError
 from engine.methods.base import Method, RunContext, register
 from engine.methods.common import answer_step, reading_steps, retrieve_and_read
-from engine.errors import BackendError
+from engine.methods.rulerag.llm import LlmRuleReader
+from engine.methods.rulerag.offline import OfflineRuleReader
+from engine.methods.rulerag.tools import RuleReader
 from engine.params import param
 from engine.retrieval.suite import RETRIEVER_NAMES
 from engine.rules.matching import (
@@ -33,9 +36,6 @@ from engine.rules.matching import (
     match_rules,
 )
 from engine.rules.text import RULE_QUERY_FORMS, rule_query
-from engine.methods.rulerag.llm import LlmRuleReader
-from engine.methods.rulerag.offline import OfflineRuleReader
-from engine.methods.rulerag.tools import RuleReader
 from engine.tools.llm_call import error_step
 from engine.trace import DecisionStep, Hit, RetrievalStep, RulesMatchedStep, Step
 
@@ -144,7 +144,8 @@ def _adapter_scope(ctx: RunContext, params: RuleRagParams) -> tuple[tuple[Step, 
         return (), nullcontext()
     chat = ctx.tools.chat
     if chat is None or not callable(getattr(chat, "adapter", None)):
-        backend = "offline backend reads symbolically" if chat is None else f"{ctx.tools.backend} backend takes text only"
+        backend = ("offline backend reads symbolically" if chat is None
+                   else f"{ctx.tools.backend} backend takes text only")
         return (DecisionStep(iteration=1, title="LoRA adapter not used", action="no_adapter",
                              detail=f"adapter {path} needs the hf backend (a local transformers model to load it "
                                     f"into); the {backend}, so the rule reader runs without it"),), nullcontext()

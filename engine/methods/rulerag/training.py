@@ -253,7 +253,8 @@ def train_query_encoder(pack: Pack, settings: Settings, config: FinetuneConfig =
     return FinetuneResult(manifest, str(folder), tuple(losses))
 
 
-def _contrastive_loss(model, batch: Sequence[TrainingPair], documents, row: dict[str, int], temperature: float):
+def _contrastive_loss(model: Any, batch: Sequence[TrainingPair], documents: Any, row: dict[str, int],
+                      temperature: float) -> Any:
     """In-batch InfoNCE with several positives per query; B = every positive and hard negative of the batch."""
     import torch
 
@@ -266,7 +267,7 @@ def _contrastive_loss(model, batch: Sequence[TrainingPair], documents, row: dict
     return per_positive[positive].mean()
 
 
-def _trainable(model, top: int) -> list:
+def _trainable(model: Any, top: int) -> list:
     """Freeze embeddings and all but the top `top` encoder layers; return the parameters left to train."""
     layer = re.compile(r"encoder\.layer\.(\d+)\.")
     numbered = [(int(m[1]) if (m := layer.search(n)) else None, p) for n, p in model.named_parameters()]
@@ -282,14 +283,14 @@ def _trainable(model, top: int) -> list:
     return trainable
 
 
-def _forward(model, texts: list[str]):
+def _forward(model: Any, texts: list[str]) -> Any:
     import torch.nn.functional as F
 
     features = model.preprocess(texts)
     return F.normalize(model(dict(features))["sentence_embedding"], dim=-1)
 
 
-def _encode(model, texts: list[str]) -> np.ndarray:
+def _encode(model: Any, texts: list[str]) -> np.ndarray:
     if not texts:
         return np.zeros((0, model.get_embedding_dimension()), dtype=np.float32)
     return model.encode(texts, normalize_embeddings=True, convert_to_numpy=True,
@@ -301,7 +302,7 @@ def _recalls(query_vectors: np.ndarray, doc_vectors: np.ndarray, chunk_docs: Seq
     return {f"recall@{k}": supporting_share_at(query_vectors, doc_vectors, chunk_docs, pairs, k) for k in (5, 10)}
 
 
-def with_config(config: FinetuneConfig, **changes) -> FinetuneConfig:
+def with_config(config: FinetuneConfig, **changes: Any) -> FinetuneConfig:
     """The config with the given fields replaced (CLI flags left at None keep their defaults)."""
     return replace(config, **{k: v for k, v in changes.items() if v is not None})
 
@@ -335,7 +336,7 @@ class Example:
     answer: str
 
 
-def build_examples(pack, retrieval, retriever: str, k: int) -> list[Example]:
+def build_examples(pack: Pack, retrieval: Retrieval, retriever: str, k: int) -> list[Example]:
     """One example per question with gold rules and answers: RuleRAG's retrieval, then its prompt."""
     from engine.methods.rulerag.llm import build_rule_prompt
     from engine.methods.rulerag.method import merge_hits
@@ -356,7 +357,7 @@ def build_examples(pack, retrieval, retriever: str, k: int) -> list[Example]:
     return examples
 
 
-def encode_example(tokenizer, example: Example, max_length: int) -> tuple[list[int], list[int]]:
+def encode_example(tokenizer: Any, example: Example, max_length: int) -> tuple[list[int], list[int]]:
     """(input ids, labels): the prompt rendered as the HF backend renders it; labels -100 on the prompt."""
     chat = [{"role": "user", "content": example.prompt}]
     if getattr(tokenizer, "chat_template", None):
@@ -408,7 +409,7 @@ def _load_lora_model(model_path: str, config: LoraTrainConfig) -> tuple[Any, Any
     return tokenizer, get_peft_model(model, lora), "cuda" if cuda else "cpu"
 
 
-def train(model, tokenizer, examples: list[Example], config: LoraTrainConfig, device: str) -> list[float]:
+def train(model: Any, tokenizer: Any, examples: list[Example], config: LoraTrainConfig, device: str) -> list[float]:
     """`steps` optimiser steps of `batch_size` examples each (one at a time, gradients accumulated)."""
     import torch
 

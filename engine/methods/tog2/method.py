@@ -34,27 +34,38 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from engine.methods.tog2.exploration import (
-    Candidate, ExplorationGraph, ScoredChunk, discover_candidates, entity_scores, oriented,
-    revisited_links,
-    score_chunks, top_per_entity,
-)
 from engine.graph.linking import EntityLink, entity_linker
 from engine.knowledge.records import Triple
 from engine.methods.base import Method, RunContext, register
 from engine.methods.common import answer_step, placed, retrieve_and_read
-from engine.params import param
-from engine.retrieval.suite import RETRIEVER_NAMES
+from engine.methods.tog2.exploration import (
+    Candidate,
+    ExplorationGraph,
+    ScoredChunk,
+    discover_candidates,
+    entity_scores,
+    oriented,
+    revisited_links,
+    score_chunks,
+    top_per_entity,
+)
 from engine.methods.tog2.llm import (
-    EXPLORE_TEMPERATURE, RELATION_SETTINGS, TOPIC_SETTINGS, LlmQueryReformer, LlmReasoner, LlmRelationPruner,
+    EXPLORE_TEMPERATURE,
+    RELATION_SETTINGS,
+    TOPIC_SETTINGS,
+    LlmQueryReformer,
+    LlmReasoner,
+    LlmRelationPruner,
     LlmTopicPruner,
 )
 from engine.methods.tog2.offline import OfflineQueryReformer, OfflineReasoner, OfflineRelationPruner, OfflineTopicPruner
-from engine.methods.tog2.tools import RelationChoice, Reasoning, TopicChoice, Tog2Tools
+from engine.methods.tog2.tools import Reasoning, RelationChoice, Tog2Tools, TopicChoice
+from engine.params import param
 from engine.retrieval.embedder import Embedder
+from engine.retrieval.suite import RETRIEVER_NAMES
+from engine.rules.text import relation_label
 from engine.tools.bundle import ToolBundle
 from engine.trace import AnswerStep, DecisionStep, Edge, GraphDeltaStep, Hit, LlmCallStep, Node, RetrievalStep, Step
-from engine.rules.text import relation_label
 
 ENDING_ACTIONS = frozenset({"answer", "depth_cap"})  # decisions an answer step follows at once
 BOUNDED_ROLES = frozenset({"relation prune", "reasoning"})  # the calls the paper's bound counts (spec §2.3)

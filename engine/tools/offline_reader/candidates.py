@@ -9,11 +9,23 @@ from dataclasses import replace
 from engine.text import STOPWORDS, YEAR_DIGITS, contains_run, is_year
 from engine.tools.offline_reader.context import Context, fmt
 from engine.tools.offline_reader.lexicon import (
-    CONNECTORS, DEMONYM_NOUNS, GEO_WORDS, INSTITUTION_WORDS, NUMBER_WORDS, PLACE_CUES, SCALES,
-    SUBJECT_PRONOUNS, UNITS,
+    CONNECTORS,
+    DEMONYM_NOUNS,
+    GEO_WORDS,
+    INSTITUTION_WORDS,
+    NUMBER_WORDS,
+    PLACE_CUES,
+    SCALES,
+    SUBJECT_PRONOUNS,
+    UNITS,
 )
 from engine.tools.offline_reader.names import (
-    Gazetteer, gap_ok, is_capitalised, key_of, named_spans, span_text,
+    Gazetteer,
+    gap_ok,
+    is_capitalised,
+    key_of,
+    named_spans,
+    span_text,
 )
 from engine.tools.offline_reader.records import Occurrence, Sentence, Tally
 from engine.tools.offline_reader.sentences import bare_title, word_stem
@@ -63,7 +75,7 @@ def in_question(key: str, asked: frozenset[str]) -> bool:
 
 
 def _token_at(sentence: Sentence, char: int) -> int:
-    for i, (start, end) in enumerate(sentence.tokens):
+    for i, (_, end) in enumerate(sentence.tokens):
         if end > char:
             return i
     return max(0, len(sentence.tokens) - 1)

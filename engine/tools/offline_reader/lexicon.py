@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-
 from engine.text import words
-
 
 MONTH_NAMES = (
     "january february march april may june july august september october november december".split()

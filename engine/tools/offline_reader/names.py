@@ -6,7 +6,14 @@ import re
 from collections.abc import Iterable
 
 from engine.text import ABBREVIATIONS, STOPWORDS
-from engine.tools.offline_reader.lexicon import CONNECTORS, MONTH_NAMES, PARTICIPLES, PREPOSITIONS, WEEKDAYS, lower_words
+from engine.tools.offline_reader.lexicon import (
+    CONNECTORS,
+    MONTH_NAMES,
+    PARTICIPLES,
+    PREPOSITIONS,
+    WEEKDAYS,
+    lower_words,
+)
 from engine.tools.offline_reader.records import Sentence
 
 _SPAN_GAP = re.compile(r"\s+|\.\s*|\s*&\s*|\s+&\s+|\s*-\s*")

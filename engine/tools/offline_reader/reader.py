@@ -27,8 +27,15 @@ from engine.tools.offline_reader.mentions import mentioned
 from engine.tools.offline_reader.names import Gazetteer, key_of, named_spans, span_text
 from engine.tools.offline_reader.records import Sentence
 from engine.tools.offline_reader.sentences import (
-    as_sentence, boost_bridges, content_stems, embedding_text, evidence_sentences, extra_names,
-    idf_weights, lexical_overlap, link_titles,
+    as_sentence,
+    boost_bridges,
+    content_stems,
+    embedding_text,
+    evidence_sentences,
+    extra_names,
+    idf_weights,
+    lexical_overlap,
+    link_titles,
 )
 from engine.tools.offline_reader.yes_no import read_yes_no
 from engine.trace import ErrorStep, Hit
@@ -63,7 +70,7 @@ class OfflineReader:
     def read(self, question: str, evidence: Sequence[Hit], facts: Sequence[Triple] = ()) -> Reading:
         try:
             return self._read(str(question or ""), tuple(evidence or ()), tuple(facts or ()))
-        except Exception as exc:  # the Reader contract: never raise, report instead
+        except Exception as exc:  # noqa: BLE001 — the Reader contract: never raise, report instead
             message = f"offline reader failed: {type(exc).__name__}: {exc}"
             error = ErrorStep(title="reader error", message=message, recoverable=True)
             return Reading(answer=IDK, refused=True, rationale=message, steps=(error,))

@@ -11,7 +11,10 @@ from engine.tools.offline_reader.mentions import mentioned, mentions_of, questio
 from engine.tools.offline_reader.names import key_of, named_spans, span_text
 from engine.tools.offline_reader.records import Sentence
 from engine.tools.offline_reader.sentences import (
-    as_sentence, content_stems, content_stems_of, lexical_overlap,
+    as_sentence,
+    content_stems,
+    content_stems_of,
+    lexical_overlap,
 )
 
 

@@ -41,7 +41,8 @@ class PromptFolder:
         if name not in self._cache:
             # the name check also keeps a caller from reading files outside this folder ('../x')
             if not _NAME.fullmatch(name) or name not in self.names:
-                raise UnknownNameError(f"unknown prompt {name!r} in {self.folder.name}/; known: {', '.join(self.names)}")
+                raise UnknownNameError(f"unknown prompt {name!r} in {self.folder.name}/; "
+                                       f"known: {', '.join(self.names)}")
             self._cache[name] = (self.folder / f"{name}.txt").read_text(encoding="utf-8")
         return self._cache[name]
 

@@ -1,9 +1,10 @@
 """Keyword re-rank: BM25 fetches a wide pool, the chunks sharing most words with the question are read."""
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from engine.methods import Method, RunContext, register
 from engine.params import param
-from engine.trace import AnswerStep, RetrievalStep
+from engine.trace import AnswerStep, RetrievalStep, Step
 
 
 @dataclass(frozen=True)
@@ -17,7 +18,7 @@ class KeywordRerank(Method):
     id, label, Params = "keyword_rerank", "Keyword re-rank", Params
     description = "BM25 fetches a wide pool; the chunks sharing most words with the question are read."
 
-    def run(self, question: str, ctx: RunContext):
+    def run(self, question: str, ctx: RunContext) -> Iterator[Step]:
         pool = ctx.retrieval.search(question, k=ctx.params.pool, retriever="bm25")
         yield RetrievalStep(iteration=1, title="BM25 pool", query=question, retriever="bm25", hits=pool)
         words = set(question.lower().split())

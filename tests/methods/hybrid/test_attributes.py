@@ -5,8 +5,15 @@ from __future__ import annotations
 from collections import Counter
 
 from engine.methods.hybrid.attributes import (
-    DYNAMISM, QUESTION_TYPES, attribute_messages, attribute_model, closest_label, cross_validated_accuracy,
-    load_examples, majority, parse_attributes,
+    DYNAMISM,
+    QUESTION_TYPES,
+    attribute_messages,
+    attribute_model,
+    closest_label,
+    cross_validated_accuracy,
+    load_examples,
+    majority,
+    parse_attributes,
 )
 from engine.methods.hybrid.llm import LlmAttributePredictor
 from fake_chat import ScriptedChat, cycling

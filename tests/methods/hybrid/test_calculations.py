@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import random
 
+from engine.errors import BackendError
 from engine.methods.hybrid.calculations import clean_expression, evaluate, format_number
 from engine.methods.hybrid.llm import LlmCalculator
 from engine.methods.hybrid.offline import OfflineCalculator
-from engine.errors import BackendError
 from fake_chat import FailingChat, cycling
 
 

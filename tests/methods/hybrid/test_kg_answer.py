@@ -6,9 +6,9 @@ import pytest
 
 from engine.graph.kg import KnowledgeGraph
 from engine.graph.linking import EntityLinker
+from engine.knowledge.records import Triple
 from engine.methods.hybrid.kg_answer import kg_answer
 from engine.methods.hybrid.premise import PremiseChecker
-from engine.knowledge.records import Triple
 
 TRIPLES = [
     ("Ana Sousa", "born_in", "Porto"), ("Ana Sousa", "discovered", "Blue Comet", "1990"),

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from engine.graph.kg import KnowledgeGraph
 from engine.graph.linking import EntityLinker
+from engine.knowledge.records import Triple
 from engine.methods.hybrid.kg_module import lookup, parse_entities
 from engine.methods.hybrid.llm import LlmEntityFinder
 from engine.methods.hybrid.offline import OfflineEntityFinder
-from engine.knowledge.records import Triple
 from fake_chat import fixed
 
 KG = KnowledgeGraph([Triple("Ana Sousa", "born_in", "Porto"), Triple("Ana Sousa", "award_received", "Gold Medal"),

@@ -8,14 +8,21 @@ import pytest
 
 from engine.evaluation.metrics import score_answer
 from engine.knowledge.records import Pack
-from engine.tools.bundle import llm_bundle
 from engine.methods.base import RunContext, get_method
 from engine.methods.hybrid.method import HybridParams
 from engine.params import build_params
 from engine.retrieval.suite import open_retrieval
 from engine.tools.base import IDK
+from engine.tools.bundle import llm_bundle
 from engine.trace import (
-    AnswerStep, AttentionStep, AttributesStep, CalculationStep, DecisionStep, ErrorStep, LlmCallStep, Trace,
+    AnswerStep,
+    AttentionStep,
+    AttributesStep,
+    CalculationStep,
+    DecisionStep,
+    ErrorStep,
+    LlmCallStep,
+    Trace,
 )
 from fake_chat import AttentiveChat, ScriptedChat
 
@@ -96,7 +103,7 @@ NUMERIC = "How many years after her first Nobel Prize did Marie Curie receive he
 
 
 def scripted(dynamism: str = "static", answer: str = "Warsaw", premise_aware: bool = False,
-             reasoning: str | None = None, summary: str = "Warsaw", attentive: bool = False):  # noqa: ANN201
+             reasoning: str | None = None, summary: str = "Warsaw", attentive: bool = False):
     """Replies by which module's last user turn it is sent (the knowledge extractor's is the bare question)."""
     def reply(prompt: str) -> str:
         if prompt.startswith("Question: "):  # the attribute query; its demonstrations are earlier turns
@@ -121,7 +128,7 @@ def all_pages_shared(pack: Pack) -> Pack:
     return replace(pack, pages=tuple(replace(p, question_ids=()) for p in pack.pages))
 
 
-def llm_run(pack, settings, chat: ScriptedChat, question: str, **params) -> Trace:  # noqa: ANN001
+def llm_run(pack, settings, chat: ScriptedChat, question: str, **params) -> Trace:
     pack = all_pages_shared(pack)
     ctx = RunContext(pack=pack, retrieval=open_retrieval(pack, settings), tools=llm_bundle(chat, pack),
                      params=build_params(HybridParams, params))

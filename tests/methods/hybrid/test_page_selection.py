@@ -21,7 +21,7 @@ def page(page_id: str, *question_ids: str) -> Page:
 RIVERS = pack(page("a", "q1"), page("b", "q2"), page("shared"), page("c", "q1", "q2"), page("d", "q3"))
 
 
-def ids(selection) -> list[str]:  # noqa: ANN001
+def ids(selection) -> list[str]:
     return [p.id for p in selection.pages]
 
 
@@ -45,12 +45,14 @@ def test_questions_sharing_a_text_share_their_pages_unless_the_run_names_one() -
 def test_a_free_form_question_gets_the_shared_pages_only_and_says_why() -> None:
     chosen = select_pages(RIVERS, "Which river is the longest?", None, limit=50)
     assert ids(chosen) == ["shared"]
-    assert chosen.reason == "free-form question (not in the pack): shared pages only (1); 4 pages belong to pack questions"
+    assert chosen.reason == ("free-form question (not in the pack): shared pages only (1); 4 pages belong to pack "
+                             "questions")
 
 
 def test_a_free_form_question_on_a_pack_without_shared_pages_gets_none() -> None:
     chosen = select_pages(pack(page("a", "q1")), "Which river is the longest?", None, limit=50)
-    assert chosen.pages == () and chosen.reason.startswith("free-form question (not in the pack): shared pages only (0)")
+    assert chosen.pages == ()
+    assert chosen.reason.startswith("free-form question (not in the pack): shared pages only (0)")
     assert select_pages(pack(), "Where does the Danube end?", None, limit=50).reason == "the pack has no web pages"
 
 
@@ -65,5 +67,6 @@ def test_the_pages_step_of_a_run_says_which_pages_it_read_and_why(demo_workbench
     assert listed.note == "Pages: 1 page for this question (question_ids q056) + 0 shared."
     assert {row[0] for row in listed.rows if row[1] in ("page", "table")} == {"page-03"}
     free = demo_workbench.ask("Which element was named after France?", "hybrid").steps[0]
-    assert free.note == "Pages: free-form question (not in the pack): shared pages only (0); 8 pages belong to pack questions."
+    assert free.note == ("Pages: free-form question (not in the pack): shared pages only (0); 8 pages belong to "
+                         "pack questions.")
     assert free.title.startswith("0 pages, 5 documents") and {row[1] for row in free.rows} == {"document"}

@@ -20,7 +20,8 @@ TABLE = ("<table><tr><th>River</th><th>Length (km)</th></tr><tr><td>Danube</td><
 
 
 def html(title: str, text: str) -> str:
-    return f"<html><head><title>{title}</title></head><body><main><h1>{title}</h1><p>{text}</p>{TABLE}</main></body></html>"
+    return (f"<html><head><title>{title}</title></head><body><main><h1>{title}</h1><p>{text}</p>{TABLE}</main>"
+            "</body></html>")
 
 
 DANUBE = Page("danube", "https://x/danube", "Danube", html("Danube", (
@@ -78,7 +79,8 @@ def test_a_new_process_reads_the_page_vectors_back_and_encodes_none(tmp_path, mo
 def test_a_changed_page_re_embeds_only_its_own_changed_chunks(tmp_path, monkeypatch, encoded) -> None:
     settings = Settings(home=tmp_path)
     ask(RIVERS, settings)
-    rewritten = replace(RHINE, html=html("Rhine", "The Rhine is about 1,230 kilometres long. It ends in the North Sea."))
+    rewritten = replace(RHINE, html=html("Rhine",
+                                         "The Rhine is about 1,230 kilometres long. It ends in the North Sea."))
     new_process(monkeypatch, encoded)
     ask(replace(RIVERS, pages=(DANUBE, rewritten)), settings)
     assert set(encoded) & page_texts(DANUBE, rewritten) == page_texts(rewritten) - page_texts(RHINE)

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-from engine.methods.hybrid.pages import (
-    PageTable, TextVectors, dedupe, document_chunks, group_units, is_question, page_parts, rank_chunks, rank_tables,
-    sentence_units, tables_block,
-)
 from engine.knowledge.records import Document, Page
+from engine.methods.hybrid.pages import (
+    PageTable,
+    TextVectors,
+    dedupe,
+    document_chunks,
+    group_units,
+    is_question,
+    page_parts,
+    rank_chunks,
+    rank_tables,
+    sentence_units,
+    tables_block,
+)
 
 HTML = """<html><head><title>Rivers | Site</title><script>var x = 1;</script></head><body>
 <nav><a href="/">Home</a> <a href="/rivers">Rivers</a></nav>

@@ -6,11 +6,12 @@ import pytest
 
 from engine.graph.kg import KnowledgeGraph
 from engine.graph.linking import EntityLinker
-from engine.methods.hybrid.premise import PremiseChecker
 from engine.knowledge.records import Document, Rule, Triple
+from engine.methods.hybrid.premise import PremiseChecker
 
 PEOPLE = {
-    "Ana Sousa": [("born_in", "Porto"), ("award_received", "Gold Medal", "1990"), ("award_received", "Gold Medal", "1994"),
+    "Ana Sousa": [("born_in", "Porto"), ("award_received", "Gold Medal", "1990"),
+                  ("award_received", "Gold Medal", "1994"),
                   ("award_received", "Silver Cup"), ("spouse", "Rui Sousa"), ("child", "Marta Sousa"),
                   ("discovered", "Blue Comet"), ("employer", "Lisbon Observatory")],
     "Tomas Berg": [("born_in", "Bergen"), ("award_received", "Silver Cup"), ("employer", "Oslo Institute"),
@@ -32,7 +33,7 @@ def checker(demo_workbench):
     return PremiseChecker(kg, embedder, DOCS, RULES), EntityLinker(kg, embedder)
 
 
-def verdict(checker, question: str, is_choice: bool = False):  # noqa: ANN001, ANN201
+def verdict(checker, question: str, is_choice: bool = False):
     premise, linker = checker
     return premise.check(question, linker.link(question), is_choice)
 

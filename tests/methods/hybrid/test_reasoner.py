@@ -102,7 +102,7 @@ class _Guessing(Reader):
     def __init__(self, confidence: float):
         self.confidence = confidence
 
-    def read(self, question, evidence, facts=()):  # noqa: ANN001, ANN201
+    def read(self, question, evidence, facts=()):
         return Reading("Warsaw", ("d1",), self.confidence, rationale="guess")
 
 

@@ -23,7 +23,7 @@ LOOP = "1. Marie Curie’s birth date is unknown.\n" + "".join(
     f"{n}. Marie Curie’s daughter’s daughter’s spouse is unknown.\n" for n in range(2, 12))
 
 
-def refs(**kw) -> References:  # noqa: ANN003
+def refs(**kw) -> References:
     return References(chunks=(HIT,), **kw)
 
 

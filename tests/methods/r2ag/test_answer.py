@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from engine.methods.r2ag.answer import first_line, instructions_of, parse_output
-from engine.tools.short_answer import echo_of
 from engine.methods.r2ag.prompt import PROMPTS
+from engine.tools.short_answer import echo_of
 
 CURIE = ("Marie Curie (born Maria Skłodowska, 1867–1934) was a physicist and chemist who was born in Warsaw, "
          "then part of the Russian Empire, and spent her working life in France. She studied at the University of "

@@ -10,7 +10,13 @@ torch = pytest.importorskip("torch")
 
 from engine.errors import CheckpointError  # noqa: E402
 from engine.methods.r2ag.checkpoint import (  # noqa: E402
-    SHIPPED, CheckpointMeta, checkpoint_path, find_checkpoint, load_checkpoint, read_meta, save_checkpoint,
+    SHIPPED,
+    CheckpointMeta,
+    checkpoint_path,
+    find_checkpoint,
+    load_checkpoint,
+    read_meta,
+    save_checkpoint,
 )
 from engine.methods.r2ag.former import R2Former, R2FormerConfig  # noqa: E402
 

@@ -133,7 +133,7 @@ def test_injected_generation_decodes_with_the_default_budget(mini_workbench, tin
     budgets = []
     real = injection.greedy_decode
 
-    def spy(model, tokenizer, embeds, max_new_tokens, capture=True, *args, **kwargs):  # noqa: ANN001, ANN202
+    def spy(model, tokenizer, embeds, max_new_tokens, capture=True, *args, **kwargs):
         budgets.append(max_new_tokens)
         return real(model, tokenizer, embeds, 2, capture, *args, **kwargs)  # keep the test quick
 

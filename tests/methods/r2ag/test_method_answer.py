@@ -26,10 +26,10 @@ def run(workbench, tools, **params) -> list:
 class EchoingReader(Reader):
     """An LLM reader whose model handed back the first chunk it was given (SmolLM2 did, issue 23)."""
 
-    def __init__(self, answer=None):  # noqa: ANN001
+    def __init__(self, answer=None):
         self.answer = answer
 
-    def read(self, question, evidence, facts=()):  # noqa: ANN001, ANN201
+    def read(self, question, evidence, facts=()):
         answer = self.answer or evidence[0].text
         call = LlmCallStep(role="reader", prompt=f"Answer from the evidence.\n[1] {evidence[0].text}\n{question}",
                            output=answer, backend="fake")
@@ -75,7 +75,7 @@ def scripted(monkeypatch, text: str) -> None:
     """The injected generation writes `text` (the tiny random Llama writes noise)."""
     from engine.methods.r2ag import injection
 
-    def decode(model, tokenizer, embeds, max_new_tokens, capture):  # noqa: ANN001, ANN202
+    def decode(model, tokenizer, embeds, max_new_tokens, capture):
         return injection.Generation(text=text, tokens=(1, 2), pieces=("a", "b"), prompt_last=None, per_token=None,
                                     latency_ms=1.0)
 

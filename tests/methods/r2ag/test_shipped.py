@@ -10,7 +10,14 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from engine.methods.r2ag.checkpoint import (  # noqa: E402
-    SHIPPED, SHIPPED_FOLDER, CheckpointMeta, checkpoint_path, find_checkpoint, llm_identity, read_meta, save_checkpoint,
+    SHIPPED,
+    SHIPPED_FOLDER,
+    CheckpointMeta,
+    checkpoint_path,
+    find_checkpoint,
+    llm_identity,
+    read_meta,
+    save_checkpoint,
 )
 from engine.methods.r2ag.former import R2Former, R2FormerConfig  # noqa: E402
 

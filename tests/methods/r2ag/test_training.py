@@ -10,8 +10,17 @@ torch = pytest.importorskip("torch")
 
 from engine.methods.r2ag.checkpoint import read_meta  # noqa: E402
 from engine.methods.r2ag.training import (  # noqa: E402
-    TrainConfig, build_examples, by_r, former_order, is_heldout, joint_steps, mean_ap, target, train_joint,
-    train_r2ag, train_relevance,
+    TrainConfig,
+    build_examples,
+    by_r,
+    former_order,
+    is_heldout,
+    joint_steps,
+    mean_ap,
+    target,
+    train_joint,
+    train_r2ag,
+    train_relevance,
 )
 
 

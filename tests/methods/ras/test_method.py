@@ -15,7 +15,8 @@ def two_hop_pack() -> Pack:
                  entities=("Alice Varga", "Bruno Kessler")),
         Document("h2", "Bruno Kessler", "Bruno Kessler is a physicist. He was born in Carlow.",
                  entities=("Bruno Kessler", "Carlow")),
-        Document("h3", "Dorvik", "Dorvik is a fishing town in the north, famous for its harbour.", entities=("Dorvik",)),
+        Document("h3", "Dorvik", "Dorvik is a fishing town in the north, famous for its harbour.",
+                 entities=("Dorvik",)),
         Document("h4", "Carlow", "Carlow is a small market town on the river Barrow.", entities=("Carlow",)),
     )
     triples = (Triple("Alice Varga", "doctoral_advisor", "Bruno Kessler"), Triple("Bruno Kessler", "born_in", "Carlow"))
@@ -133,13 +134,13 @@ def test_offline_planner_answers_the_innermost_phrase_first_then_rewrites_the_qu
 
 
 def test_a_phrase_answered_from_chunks_retrieved_for_another_question_needs_more_confidence(settings):
-    from engine.methods.ras.query_graph import QueryGraph
-    from engine.tools.base import Reading
-    from engine.methods.ras.tools import Round
     from engine.methods.ras.offline import BRIDGE_CONFIDENCE, resolve
+    from engine.methods.ras.query_graph import QueryGraph
+    from engine.methods.ras.tools import Round
+    from engine.tools.base import Reading
 
     class Fixed:
-        def read(self, question, evidence, facts=()):  # noqa: ANN001, ANN201
+        def read(self, question, evidence, facts=()):
             return Reading("Tobias Renn", ("n1",), BRIDGE_CONFIDENCE + 0.05)
 
     pack = three_hop_pack()
@@ -160,7 +161,7 @@ def test_the_run_reads_each_question_over_the_same_chunks_once(settings, monkeyp
     calls: list[tuple[str, tuple[str, ...]]] = []
     original = OfflineReader.read
 
-    def counting(self, question, evidence, facts=()):  # noqa: ANN001, ANN202
+    def counting(self, question, evidence, facts=()):
         calls.append((question, tuple(h.chunk_id for h in evidence)))
         return original(self, question, evidence, facts)
 
@@ -173,12 +174,12 @@ def test_the_run_reads_each_question_over_the_same_chunks_once(settings, monkeyp
 # ---- scripted LLM ----------------------------------------------------------------------------------
 
 
-def llm_run(pack: Pack, settings, reply, question: str = MENTOR, chat_type=None, **params):  # noqa: ANN001, ANN201
-    from engine.tools.bundle import llm_bundle
+def llm_run(pack: Pack, settings, reply, question: str = MENTOR, chat_type=None, **params):
     from engine.methods.base import RunContext, get_method
     from engine.methods.ras.method import RasParams
     from engine.params import build_params
     from engine.retrieval.suite import open_retrieval
+    from engine.tools.bundle import llm_bundle
     from engine.trace import Trace
     from fake_chat import ScriptedChat
 

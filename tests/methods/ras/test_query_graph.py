@@ -40,7 +40,8 @@ def test_a_rounds_names_are_encoded_in_one_call_and_never_twice():
         return np.array([[1.0, float(len(n))] for n in names]) / np.sqrt(1 + np.array([[len(n) ** 2] for n in names]))
 
     graph = QueryGraph(encode=encode, threshold=0.999)
-    graph.add([GraphTriple("Paul Dirac", "advisor", "Ralph Fowler", 1), GraphTriple("Ralph Fowler", "born in", "Roydon", 1),
+    graph.add([GraphTriple("Paul Dirac", "advisor", "Ralph Fowler", 1),
+               GraphTriple("Ralph Fowler", "born in", "Roydon", 1),
                GraphTriple("Paul Dirac", "born in", "Bristol", 1)])
     assert len(calls) == 1 and sorted(calls[0]) == ["Bristol", "Paul Dirac", "Ralph Fowler", "Roydon"]
     graph.add([GraphTriple("Ralph Fowler", "studied at", "Trinity College", 2)])

@@ -10,10 +10,10 @@ import pytest
 
 from engine.graph.kg import KnowledgeGraph
 from engine.knowledge.records import Triple
-from engine.methods.ras.tools import Round
 from engine.methods.ras.extractor import OfflineExtractor
 from engine.methods.ras.offline import OfflinePlanner
 from engine.methods.ras.query_graph import GraphTriple, QueryGraph
+from engine.methods.ras.tools import Round
 from engine.retrieval.embedder import load_embedder
 from engine.tools.base import IDK, Reader, Reading
 from engine.trace import Hit

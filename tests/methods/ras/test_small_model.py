@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from engine.knowledge.records import Triple
-from engine.methods.ras.tools import Round
 from engine.methods.ras.llm import LlmAnswerer, LlmExtractor, LlmPlanner, parse_triples, supported
 from engine.methods.ras.query_graph import GraphTriple, QueryGraph
+from engine.methods.ras.tools import Round
 from engine.tools.base import IDK
 from engine.trace import DecisionStep, ErrorStep, Hit, LlmCallStep, RetrievalStep
 from fake_chat import ScriptedChat, fixed

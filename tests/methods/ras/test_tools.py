@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from engine.graph.kg import KnowledgeGraph
-from engine.methods.ras.query_graph import QueryGraph
 from engine.knowledge.records import Triple
-from engine.methods.ras.tools import Round
 from engine.methods.ras.extractor import OfflineExtractor
 from engine.methods.ras.llm import LlmAnswerer, LlmExtractor, LlmPlanner, parse_answer, parse_plan, parse_triples
+from engine.methods.ras.query_graph import QueryGraph
+from engine.methods.ras.tools import Round
+from engine.retrieval.embedder import load_embedder
 from engine.tools.base import IDK
 from engine.trace import ErrorStep, Hit, LlmCallStep
-from engine.retrieval.embedder import load_embedder
 from fake_chat import fixed
 
 RELATIONS = ("born_in", "doctoral_advisor", "employer", "birth_year")

@@ -10,8 +10,8 @@ from engine.errors import BackendError
 from engine.llm.chat import GenerationSettings, Message
 from engine.methods.base import RunContext, get_method
 from engine.methods.rulerag.method import RuleRagParams
-from engine.trace import DecisionStep, ErrorStep, LlmCallStep
 from engine.tools.bundle import llm_bundle
+from engine.trace import DecisionStep, ErrorStep, LlmCallStep
 from paths import DEMO_PACK
 
 pytest.importorskip("peft")

@@ -8,13 +8,13 @@ from dataclasses import replace
 import pytest
 
 from engine.knowledge.records import Document, Pack, PackInfo, Rule, Triple
-from engine.tools.bundle import llm_bundle
 from engine.methods.base import RunContext, get_method
 from engine.methods.common import distinct_docs
 from engine.methods.rulerag.method import RuleRagParams, merge_hits
 from engine.params import param_specs
 from engine.rules.matching import ScoredRule
 from engine.runner import Workbench
+from engine.tools.bundle import llm_bundle
 from engine.trace import AnswerStep, DecisionStep, Hit, LlmCallStep, RetrievalStep, RulesMatchedStep
 from fake_chat import ScriptedChat
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from engine.errors import BackendError
 from engine.graph.kg import KnowledgeGraph
 from engine.knowledge.records import Rule, Triple
+from engine.methods.rulerag.llm import LlmRuleReader, build_rule_prompt
+from engine.methods.rulerag.offline import OfflineRuleReader
 from engine.rules.application import apply_rules
 from engine.rules.matching import ScoredRule
 from engine.tools.base import IDK, Reader, Reading
-from engine.methods.rulerag.llm import LlmRuleReader, build_rule_prompt
-from engine.methods.rulerag.offline import OfflineRuleReader
 from engine.trace import ErrorStep, Hit, LlmCallStep
 from fake_chat import AttentiveChat, FailingChat, ScriptedChat, fixed
 
@@ -33,7 +33,7 @@ EVIDENCE = (MARS, TELLER, BUDAPEST)
 
 
 class StubReader(Reader):
-    def read(self, question, evidence, facts=()):  # noqa: ANN001, ANN201
+    def read(self, question, evidence, facts=()):
         return Reading("extractive", (evidence[0].doc_id,) if evidence else (), 0.4, rationale="stub")
 
 

@@ -7,11 +7,16 @@ import numpy as np
 import pytest
 
 from engine.knowledge.records import Rule
+from engine.methods.rulerag.training import (
+    FinetuneConfig,
+    TrainingPair,
+    build_pairs,
+    split_pairs,
+    supporting_share_at,
+    train_query_encoder,
+)
 from engine.retrieval.query_encoder import QueryEncoderManifest, finetuned_dir, read_manifest
 from engine.retrieval.suite import Retrieval, pack_key
-from engine.methods.rulerag.training import (
-    FinetuneConfig, TrainingPair, build_pairs, split_pairs, supporting_share_at, train_query_encoder,
-)
 from engine.rules.text import rule_query
 from engine.settings import Settings
 

@@ -18,7 +18,8 @@ pytest.importorskip("peft")
 
 def _script():
     """The command-line script, loaded from its file as `python scripts/…` runs it."""
-    spec = importlib.util.spec_from_file_location("finetune_generator_lora", ROOT / "scripts" / "finetune_generator_lora.py")
+    script = ROOT / "scripts" / "finetune_generator_lora.py"
+    spec = importlib.util.spec_from_file_location("finetune_generator_lora", script)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)

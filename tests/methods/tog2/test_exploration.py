@@ -6,16 +6,23 @@ import math
 
 import pytest
 
-from engine.methods.tog2.exploration import (
-    MENTIONS, ExplorationGraph, ScoredChunk, discover_candidates, entity_scores, is_useless, oriented, verbalize,
-)
 from engine.graph.kg import KnowledgeGraph
 from engine.knowledge.chunking import Chunk
 from engine.knowledge.records import Document, Pack, PackInfo, Triple
+from engine.methods.tog2.exploration import (
+    MENTIONS,
+    ExplorationGraph,
+    ScoredChunk,
+    discover_candidates,
+    entity_scores,
+    is_useless,
+    oriented,
+    verbalize,
+)
 from engine.retrieval.suite import Retrieval
 
 
-def graph_of(triples, documents=(), settings=None) -> ExplorationGraph:  # noqa: ANN001
+def graph_of(triples, documents=(), settings=None) -> ExplorationGraph:
     pack = Pack(PackInfo("t"), tuple(documents) or (Document("d0", "Nothing", "Nothing here."),), tuple(triples))
     return ExplorationGraph(KnowledgeGraph.from_pack(pack), Retrieval(pack, settings))
 
@@ -76,7 +83,8 @@ def test_a_pack_without_triples_is_explored_through_document_mentions():
 def test_an_entity_only_gets_documents_titled_with_it_or_listing_it(settings):
     from engine.methods.tog2.exploration import score_chunks
 
-    docs = [Document("a", "Alpha Corp", "Alpha Corp was founded by Gina Holt in Berlin.", entities=("Alpha Corp", "Gina Holt")),
+    docs = [Document("a", "Alpha Corp", "Alpha Corp was founded by Gina Holt in Berlin.",
+                     entities=("Alpha Corp", "Gina Holt")),
             Document("b", "Beta Ltd", "Beta Ltd is owned by Alpha Corp and based in Berlin.", entities=("Beta Ltd",))]
     triples = [Triple("Beta Ltd", "owned_by", "Alpha Corp"), Triple("Alpha Corp", "located_in", "Berlin"),
                Triple("Alpha Corp", "founder", "Gina Holt")]

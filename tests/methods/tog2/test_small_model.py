@@ -6,11 +6,17 @@ from __future__ import annotations
 import pytest
 
 from engine.knowledge.records import Triple
-from engine.methods.tog2.method import Tog2Params, call_bound
 from engine.methods.tog2.llm import (
-    PROMPTS, REASON_SENTENCES, LlmQueryReformer, LlmReasoner, LlmRelationPruner, LlmTopicPruner, parse_reason_output,
+    PROMPTS,
+    REASON_SENTENCES,
+    LlmQueryReformer,
+    LlmReasoner,
+    LlmRelationPruner,
+    LlmTopicPruner,
+    parse_reason_output,
     parse_relation_output,
 )
+from engine.methods.tog2.method import Tog2Params, call_bound
 from engine.params import build_params
 from engine.trace import DecisionStep, ErrorStep, Hit
 from fake_chat import ScriptedChat, fixed
@@ -119,7 +125,7 @@ def test_an_offline_run_records_no_llm_calls(settings):
 class KeywordEmbedder:
     """Scores a text by whether it says 'born' (the question's word): enough to rank sentences."""
 
-    def encode_queries(self, texts):  # noqa: ANN001, ANN201
+    def encode_queries(self, texts):
         import numpy as np
 
         return np.array([[1.0 if "born" in t else 0.0, 0.1] for t in texts])

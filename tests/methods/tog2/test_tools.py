@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from engine.graph.linking import EntityLink
 from engine.knowledge.records import Triple
-from engine.tools.base import Reader, Reading
 from engine.methods.tog2.llm import (
-    LlmReasoner, LlmRelationPruner, LlmTopicPruner, build_reason_prompt, format_relations, parse_reason_output,
-    parse_relation_output, parse_topic_output,
+    LlmReasoner,
+    LlmRelationPruner,
+    LlmTopicPruner,
+    build_reason_prompt,
+    format_relations,
+    parse_reason_output,
+    parse_relation_output,
+    parse_topic_output,
 )
 from engine.methods.tog2.offline import OfflineReasoner
+from engine.tools.base import Reader, Reading
 from engine.trace import ErrorStep, Hit, LlmCallStep
 from fake_chat import FailingChat, ScriptedChat, fixed
 
@@ -36,9 +42,11 @@ def test_relation_scores_on_a_zero_to_one_scale_are_put_on_zero_to_ten():
 def test_relation_prune_keeps_width_per_entity_and_falls_back_to_word_overlap_on_garbage():
     chat = fixed("Entity 1: Werner Heisenberg\n1. {doctoral_advisor (Score: 9)}: x\n2. {born_in (Score: 5)}: y\n"
                  "3. {~doctoral_advisor (Score: 1)}: z")
-    choice = LlmRelationPruner(chat).prune("Where was his advisor born?", "", {}, {"Werner Heisenberg": RELATIONS["Werner Heisenberg"]}, 2, "combined")
+    heisenberg = {"Werner Heisenberg": RELATIONS["Werner Heisenberg"]}
+    choice = LlmRelationPruner(chat).prune("Where was his advisor born?", "", {}, heisenberg, 2, "combined")
     assert [s.relation for s in choice.kept] == ["doctoral_advisor", "born_in"]
-    garbage = LlmRelationPruner(fixed("zzz qq")).prune("Who was the doctoral advisor?", "", {}, RELATIONS, 1, "combined")
+    garbage = LlmRelationPruner(fixed("zzz qq")).prune("Who was the doctoral advisor?", "", {}, RELATIONS, 1,
+                                                       "combined")
     assert any(isinstance(s, ErrorStep) for s in garbage.steps)
     assert [s.relation for s in garbage.kept if s.entity == "Werner Heisenberg"] == ["doctoral_advisor"]
 
@@ -52,7 +60,8 @@ def test_per_entity_mode_makes_one_call_per_entity_and_drops_low_scores():
 
 def test_topic_prune_reads_a_json_subset_and_keeps_everything_when_it_cannot():
     names = ["Werner Heisenberg", "city", "physics"]
-    assert parse_topic_output('Output: {"Werner Heisenberg": "Werner Heisenberg"}', names) == (("Werner Heisenberg",), True)
+    reply = 'Output: {"Werner Heisenberg": "Werner Heisenberg"}'
+    assert parse_topic_output(reply, names) == (("Werner Heisenberg",), True)
     links = [EntityLink(n, n, "exact", 1.0) for n in names]
     choice = LlmTopicPruner(fixed("no json here")).prune("q", links, 3)
     assert choice.kept == tuple(names) and any(isinstance(s, ErrorStep) for s in choice.steps)
@@ -142,7 +151,7 @@ class ConfidentReader(Reader):
     def __init__(self, answer: str, confidence: float):
         self.answer, self.confidence = answer, confidence
 
-    def read(self, question, evidence, facts=()):  # noqa: ANN001, ANN201
+    def read(self, question, evidence, facts=()):
         return Reading(self.answer, ("d1",), self.confidence)
 
 

@@ -18,7 +18,7 @@ from fake_chat import ScriptedChat
 QUESTION = "When was Grace Hopper born?"
 
 
-def run(reply: Callable[[str], str], mini_pack, settings) -> list[Step]:  # noqa: ANN001
+def run(reply: Callable[[str], str], mini_pack, settings) -> list[Step]:
     ctx = RunContext(pack=mini_pack, retrieval=open_retrieval(mini_pack, settings),
                      tools=llm_bundle(ScriptedChat(reply), mini_pack), params=build_params(VanillaParams, {"k": 3}))
     return list(get_method("vanilla").run(QUESTION, ctx))

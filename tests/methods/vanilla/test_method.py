@@ -37,14 +37,13 @@ def test_vanilla_on_the_demo_pack_answers_a_factoid_with_a_citation(demo_workben
 
 
 def test_a_scripted_llm_run_sends_the_reader_prompt_over_the_hits_and_captures_attention(mini_pack, settings):
-    from fake_chat import AttentiveChat
-
     from engine.methods import RunContext, get_method
     from engine.methods.vanilla.method import VanillaParams
     from engine.params import build_params
     from engine.retrieval.suite import open_retrieval
     from engine.tools.bundle import llm_bundle
     from engine.tools.llm_reader import build_reader_prompt
+    from fake_chat import AttentiveChat
 
     chat = AttentiveChat(lambda _prompt: "Answer: 1906\nEvidence: 1")
     ctx = RunContext(pack=mini_pack, retrieval=open_retrieval(mini_pack, settings),
