@@ -14,12 +14,11 @@ import sys
 from pathlib import Path
 
 from common import fresh_settings
-from llm_quality import pack_folder
-
 from engine.knowledge.loader import load_pack
 from engine.methods.base import method_ids
 from engine.runner import Workbench
 from engine.trace import AnswerStep
+from llm_quality import pack_folder
 
 
 def snapshot(pack_name: str, methods: list[str]) -> dict[str, dict[str, dict]]:

@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from engine.settings import DEMO_PACK, Settings  # noqa: E402
+from engine.settings import DEMO_PACK, Settings
 
 
 def fresh_settings() -> Settings:

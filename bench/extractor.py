@@ -14,12 +14,11 @@ import re
 import time
 
 from common import pack_path
-
 from engine.graph.kg import KnowledgeGraph
 from engine.knowledge.chunking import chunk_documents
 from engine.knowledge.loader import load_pack
-from engine.retrieval.embedder import load_embedder
 from engine.methods.ras.extractor import OfflineExtractor
+from engine.retrieval.embedder import load_embedder
 from engine.trace import Hit
 
 

@@ -26,7 +26,6 @@ import time
 from pathlib import Path
 
 from common import timed
-
 from engine.knowledge.loader import load_pack
 from engine.knowledge.writer import copy_pack_files
 from engine.methods.hybrid.method import MAX_PAGES, PAGES, RANKING

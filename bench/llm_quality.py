@@ -150,7 +150,8 @@ def _lines(path: Path) -> list[str]:
 def table(pack: str, rows: list[Row]) -> str:
     head = ("| method | n | EM | F1 | CRAG | refused | parse fallbacks / call | calls / q | prompt tok / q "
             "| output tok / q | s / q (median) | over paper's budget |\n|" + "---|" * 12)
-    lines = [f"| {r.method} | {r.n}{'' if r.finished else ' (unfinished)'} | {r.em:.2f} | {r.f1:.2f} | {r.crag:+.2f} | {r.refused:.0%} | "
+    lines = [f"| {r.method} | {r.n}{'' if r.finished else ' (unfinished)'} | {r.em:.2f} | {r.f1:.2f} | "
+             f"{r.crag:+.2f} | {r.refused:.0%} | "
              f"{r.fallback_rate:.0%} | {r.calls:.1f} | {r.prompt_tokens:,.0f} | {r.output_tokens:,.0f} | "
              f"{r.seconds:.1f} | {r.over_budget or '–'} |" for r in rows]
     return f"**{pack}**\n\n{head}\n" + "\n".join(lines)

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 from common import fresh_settings, pack_path
-
 from engine.knowledge.loader import load_pack
 from engine.knowledge.records import Pack
 from engine.methods.base import method_ids

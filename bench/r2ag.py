@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from common import fresh_settings
-
 from engine.settings import DEMO_PACK
 
 QUESTIONS = 20

@@ -6,8 +6,8 @@ Usage: python bench/retrieval.py [PACK_DIR]   (default: the demo pack)
 from __future__ import annotations
 
 import numpy as np
-from common import fresh_settings, median_ms, pack_path, timed
 
+from common import fresh_settings, median_ms, pack_path, timed
 from engine.knowledge.loader import load_pack
 from engine.retrieval.embedder import load_embedder
 from engine.retrieval.index import embedding_text as _embedding_text

@@ -23,13 +23,14 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
-from common import fresh_settings, timed
 
+from common import fresh_settings, timed
 from engine.knowledge.loader import load_pack
 from engine.knowledge.records import Document, Pack, PackInfo
 from engine.knowledge.writer import write_pack
 from engine.retrieval.embedder import Embedder, load_embedder
-from engine.retrieval.index import embedding_text as _embedding_text, with_eta
+from engine.retrieval.index import embedding_text as _embedding_text
+from engine.retrieval.index import with_eta
 from engine.retrieval.sparse import chunk_terms
 from engine.retrieval.suite import Retrieval
 from engine.settings import DEMO_PACK, Settings

@@ -15,6 +15,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engine.trace import Trace
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -53,7 +57,7 @@ def app_start_seconds() -> float:
             browser.close()
 
 
-def synthetic_trace(rounds: int = 5, nodes_per_round: int = 12):
+def synthetic_trace(rounds: int = 5, nodes_per_round: int = 12) -> Trace:
     from engine.trace import AnswerStep, DecisionStep, Edge, GraphDeltaStep, Hit, Node, RetrievalStep, Trace
 
     steps, previous = [], "topic"

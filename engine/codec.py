@@ -8,7 +8,7 @@ import json
 import re
 import types
 import typing
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from engine.errors import PackError
@@ -87,7 +87,7 @@ def _has_lone_surrogate(token: str) -> bool:
         return False  # a malformed string: the full parse reports it with its column
 
 
-@lru_cache(maxsize=None)
+@cache
 def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 

@@ -37,13 +37,12 @@ THRESHOLD = 0.5  # the methods' default min_confidence: answer only when right i
 
 
 def collect(pack_path: Path, out: Path, workers: int, only: Sequence[str] = ()) -> None:
+    import engine.methods  # noqa: F401 — the built-ins, never a user's plugins
     from engine.calibration import derivations, graph_facts, retrieved_documents
     from engine.evaluation.runner import evaluate
     from engine.knowledge.loader import load_pack
     from engine.methods.base import METHODS
     from engine.runner import Workbench
-
-    import engine.methods  # noqa: F401 — the built-ins, never a user's plugins
 
     pack = load_pack(pack_path)
     bench = Workbench(pack, calibrated=False)
@@ -73,7 +72,8 @@ def _rows(spec: str) -> tuple[list[dict], list[dict]]:
     rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
     if part != "half":
         return rows, []
-    even = {r["question_id"] for r in rows if int(hashlib.sha256(r["question_id"].encode()).hexdigest()[:8], 16) % 2 == 0}
+    even = {r["question_id"] for r in rows
+            if int(hashlib.sha256(r["question_id"].encode()).hexdigest()[:8], 16) % 2 == 0}
     return [r for r in rows if r["question_id"] in even], [r for r in rows if r["question_id"] not in even]
 
 

@@ -85,10 +85,10 @@ def real_gguf() -> Path:
 def real_workbench(demo_pack, settings, real_gguf):
     """A demo-pack Workbench on the real model through `--backend hf`; the process's one HF model is
     unloaded afterwards so later tests (the Models page's "not loaded" state) start without it."""
+    import torch
+
     from engine.llm.hf import unload_hf_model
     from engine.runner import Workbench
-
-    import torch
 
     workbench = Workbench(demo_pack, settings, backend="hf", backend_options={"model": str(real_gguf), "device": "cpu"})
     workbench.retrieval.ensure_index()

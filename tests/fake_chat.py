@@ -36,7 +36,7 @@ class AttentiveChat(ScriptedChat):
 
     def complete_with_attention(
         self, messages: Sequence[Message], segments: Sequence[PromptSegment],
-        settings: GenerationSettings = GenerationSettings(), on_text=None,  # noqa: ANN001
+        settings: GenerationSettings = GenerationSettings(), on_text=None,
     ) -> tuple[Completion, tuple[AttentionStep, ...]]:
         self.segments.append(tuple(segments))
         heat = AttentionStep(name="dummy", matrix=((1.0,),), x_labels=("q",), y_labels=("layer 0",))
@@ -55,7 +55,7 @@ class FailingChat:
     def complete(self, messages: Sequence[Message], settings: GenerationSettings = GenerationSettings()) -> Completion:
         raise self.error
 
-    def complete_with_attention(self, messages, segments, settings=GenerationSettings(), on_text=None):  # noqa: ANN001, ANN201
+    def complete_with_attention(self, messages, segments, settings=GenerationSettings(), on_text=None):
         raise self.error
 
 

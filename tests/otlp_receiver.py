@@ -51,7 +51,7 @@ def receiving(status: int = 200) -> Iterator[Receiver]:
     receiver: Receiver
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             receiver.paths.append(self.path)
             if receiver.status == 200:

@@ -70,7 +70,7 @@ def test_three_questions_in_one_session_each_show_what_was_asked(app, page):
     run_ids = []
     for i, (method, question) in enumerate(ASKED):
         _ask(page, method, question)
-        for other_method, other in ASKED:
+        for _, other in ASKED:
             if other != question:
                 expect(page.get_by_text(f"question: {other}", exact=False)).to_have_count(0)
         expect(page.get_by_label("Question", exact=True)).to_have_value(question)

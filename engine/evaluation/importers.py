@@ -384,7 +384,7 @@ def _pool(items: Iterable[Item], prefix: str) -> tuple[list[Document], list[Ques
         supporting_docs: list[str] = []
         adversarial_docs: list[str] = []
         for paragraph in item.paragraphs:
-            digest = hashlib.sha256(f"{paragraph.title}\x1f{paragraph.text}".encode("utf-8")).hexdigest()
+            digest = hashlib.sha256(f"{paragraph.title}\x1f{paragraph.text}".encode()).hexdigest()
             if digest not in ids:
                 ids[digest] = _short_id(prefix, digest, taken)
                 taken.add(ids[digest])

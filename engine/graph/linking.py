@@ -132,7 +132,8 @@ class EntityLinker:
         for span, row in zip(spans, sims):
             best = int(np.argmax(row))
             if row[best] >= EMBED_CUTOFF:
-                links.append(EntityLink(self._names[best], span, "embedding", round(EMBED_WEIGHT * float(row[best]), 4)))
+                weight = round(EMBED_WEIGHT * float(row[best]), 4)
+                links.append(EntityLink(self._names[best], span, "embedding", weight))
         return links
 
     def _name_vectors(self) -> np.ndarray:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from engine.knowledge.records import Document
 from engine.text import split_sentences
 
+
 @dataclass(frozen=True)
 class ChunkingConfig:
     """Chunks hold whole sentences up to `max_words`; `overlap_sentences` repeat across chunks."""
@@ -52,6 +53,6 @@ def chunk_documents(docs: Iterable[Document], config: ChunkingConfig = ChunkingC
 
 
 def _chunk(doc: Document, index: int, text: str) -> Chunk:
-    digest = hashlib.sha256(f"{doc.title}\x1f{text}".encode("utf-8")).hexdigest()[:16]
+    digest = hashlib.sha256(f"{doc.title}\x1f{text}".encode()).hexdigest()[:16]
     return Chunk(id=f"{doc.id}#{index}", doc_id=doc.id, title=doc.title, text=text, index=index,
                  hash=digest)

@@ -20,6 +20,7 @@ from engine.codec import SURROGATE
 from engine.errors import IngestError
 from engine.knowledge.chunking import split_sentences
 from engine.knowledge.html import html_to_content
+
 # The loader's record checks are reused so an uploaded documents.jsonl is judged exactly like a pack's.
 from engine.knowledge.loader import (
     DOCUMENT_FIELDS,

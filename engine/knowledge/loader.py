@@ -9,8 +9,6 @@ from typing import Any, TypeVar
 
 from engine.codec import loads_bounded
 from engine.errors import PackError
-from engine.knowledge.writer import is_staging
-from engine.rules.walk import body_problem
 from engine.knowledge.records import (
     QUESTION_TYPES,
     Document,
@@ -22,6 +20,8 @@ from engine.knowledge.records import (
     Triple,
     pack_name_problem,
 )
+from engine.knowledge.writer import is_staging
+from engine.rules.walk import body_problem
 
 R = TypeVar("R")
 MAX_LINE_CHARS = 5_000_000  # bytes in one record (or in pack.json); beyond this a file is not a pack file

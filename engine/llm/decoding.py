@@ -7,10 +7,10 @@ conditions: one of the model's own end-of-sequence tokens (the generation config
 tokenizer's single `eos_token_id`: Llama-3 ends a chat turn with `<|eot_id|>`), a stop string, a
 caller's own test, the token budget, or a loop: the same block of tokens written LOOP_REPEATS times in a
 row at the end (a small model greedily repeating "(1904–2007) (1904–2007) …" would otherwise spend its
-whole budget on it; at temperature 0 a block repeated that often is never left again). Attention, when captured, is kept for the newest query
-position only: layers × heads × prompt length, never L². Each generated token's own row is kept (the
-query at that token, so the last one is fed once more), apart from the last prompt position's row: the
-latter is a template token, not something the model wrote.
+whole budget on it; at temperature 0 a block repeated that often is never left again). Attention, when
+captured, is kept for the newest query position only: layers × heads × prompt length, never L². Each
+generated token's own row is kept (the query at that token, so the last one is fed once more), apart from
+the last prompt position's row: the latter is a template token, not something the model wrote.
 torch is imported inside the functions: importing this module costs nothing.
 """
 

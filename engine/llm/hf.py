@@ -18,11 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-
 from engine.errors import BackendError
 from engine.hf_imports import TRANSFORMERS_LOCK
-from engine.llm.base import register_backend, required_option
 from engine.llm.attention import attention_steps, text_title, token_segments
+from engine.llm.base import register_backend, required_option
 from engine.llm.chat import (
     Completion,
     GenerationSettings,
@@ -266,8 +265,8 @@ class HfChatModel:
         """Each written token with its logprob, special tokens (the end of turn) left out, cut as the text was."""
         special = set(getattr(self.tokenizer, "all_special_ids", ()) or ())
         pieces = self.tokenizer.batch_decode([[t] for t in decoded.tokens])
-        found = tuple(TokenLogprob(piece, round(lp, 6)) for t, piece, lp in zip(decoded.tokens, pieces, decoded.logprobs)
-                      if t not in special)
+        found = tuple(TokenLogprob(piece, round(lp, 6))
+                      for t, piece, lp in zip(decoded.tokens, pieces, decoded.logprobs) if t not in special)
         return logprobs_within(found, kept, written.strip())
 
 

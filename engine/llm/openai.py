@@ -14,7 +14,6 @@ from contextlib import closing
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import BackendError
-from engine.urls import http_url
 from engine.llm.base import register_backend, required_option
 from engine.llm.chat import (
     Completion,
@@ -25,6 +24,7 @@ from engine.llm.chat import (
     cut_at_stop,
     logprobs_within,
 )
+from engine.urls import http_url
 
 if TYPE_CHECKING:
     from engine.llm.openai_client import Reply

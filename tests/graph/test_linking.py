@@ -15,7 +15,7 @@ class VectorTable:
     def __init__(self, table: dict[str, list[float]]):
         self.table = table
 
-    def encode(self, texts):  # noqa: ANN001, ANN201
+    def encode(self, texts):
         rows = []
         for text in texts:
             vector = np.array(self.table.get(text, [0.0, 0.0, 0.0, 1.0]), dtype=np.float32)

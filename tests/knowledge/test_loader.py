@@ -11,7 +11,6 @@ from engine.errors import PackError
 from engine.knowledge.loader import load_pack
 from engine.knowledge.records import Document, PackInfo, Triple
 
-
 # Questions and pages refer to the tiny pack's documents; drop them when documents are replaced.
 DOCS_ONLY: dict[str, None] = {"questions.jsonl": None, "pages.jsonl": None}
 

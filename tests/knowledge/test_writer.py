@@ -173,7 +173,6 @@ def test_the_sidebar_never_lists_a_staging_folder_and_sweeps_the_abandoned_ones(
 
     import ui_state
     from engine.settings import Settings
-
     from paths import MINI_PACK
 
     packs = tmp_path / "packs"

@@ -65,7 +65,8 @@ def test_cli_hf_without_a_model_says_what_is_missing(ragscope_home, capsys):
 
 
 def test_openai_backend_answers_from_a_server_reply(mini_pack, settings):
-    with serving(Reply(body=completion("Answer: 1906\nEvidence: 1", {"prompt_tokens": 90, "completion_tokens": 6}))) as server:
+    usage = {"prompt_tokens": 90, "completion_tokens": 6}
+    with serving(Reply(body=completion("Answer: 1906\nEvidence: 1", usage))) as server:
         options = {"base_url": server.url, "model": "tiny-chat"}
         trace = Workbench(mini_pack, settings, backend="openai", backend_options=options).ask(QUESTION, "vanilla")
     assert trace.answer.text == "1906" and trace.answer.backend == "openai"

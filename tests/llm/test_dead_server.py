@@ -11,12 +11,11 @@ import pytest
 
 from engine.errors import ServerUnreachable
 from engine.llm import openai_client
+from engine.llm.chat import GenerationSettings, Message
 from engine.methods.base import method_ids
 from engine.runner import Workbench
 from engine.tools.llm_call import call_model
-from engine.llm.chat import GenerationSettings, Message
 from engine.trace import ErrorStep, LlmCallStep
-
 from fake_chat_server import MODEL, closed_port
 
 RETRIES = 2  # OpenAIChatModel's default max_retries: the client retries a refused connection twice
@@ -54,11 +53,11 @@ def test_an_unreachable_server_ends_the_call_while_other_failures_stay_steps():
     class Dead:
         backend, model = "openai", MODEL
 
-        def complete(self, messages, settings):  # noqa: ANN001, ANN202
+        def complete(self, messages, settings):
             raise ServerUnreachable("cannot reach http://127.0.0.1:9/v1: connection refused")
 
     class Broken(Dead):
-        def complete(self, messages, settings):  # noqa: ANN001, ANN202
+        def complete(self, messages, settings):
             raise ValueError("bad reply")
 
     ask = (Message("user", "Who wrote Hamlet?"),)

@@ -12,7 +12,8 @@ import threading
 
 from engine.hf_imports import TRANSFORMERS_LOCK
 
-def _blocked_while_locked(job) -> bool:  # noqa: ANN001
+
+def _blocked_while_locked(job) -> bool:
     """Whether `job` waits for TRANSFORMERS_LOCK: it cannot finish while this thread holds it."""
     done = threading.Event()
     thread = threading.Thread(target=lambda: (job(), done.set()), daemon=True)

@@ -25,7 +25,6 @@ from engine.llm.chat import ChatModel, GenerationSettings, Message, StreamingCha
 from engine.llm.openai import OpenAIChatModel, check_connection, check_model, normalise_base_url
 from engine.llm.openai_client import unreachable
 from engine.trace import TokenLogprob
-
 from fake_chat_server import MODEL, Answerer, ChatServer, Reply, completion, sse
 from paths import ROOT
 
