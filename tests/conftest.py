@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from paths import DEMO_PACK, MINI_PACK, ROOT
+from plugin_home import plugin_home  # noqa: F401 — a fixture, shared by the method and page plugin tests
 
 # Before any engine import: tests never touch the network or the user's ~/.ragscope.
 os.environ["HF_HUB_OFFLINE"] = "1"

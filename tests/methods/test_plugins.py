@@ -16,7 +16,7 @@ from engine.methods import plugins
 from engine.methods.base import METHODS, get_method, method_ids
 from engine.methods.plugins import PluginProblem, load_plugins
 from paths import MINI_PACK, ROOT
-from plugin_home import add_example, plugin_home, write_plugin  # noqa: F401  (plugin_home is a fixture)
+from plugin_home import add_example, write_plugin
 
 BUILT_INS = ("hybrid", "r2ag", "ras", "rulerag", "tog2", "vanilla")
 
@@ -53,7 +53,7 @@ def ask(*argv: str) -> int:
     return main(["ask", "--pack", str(MINI_PACK), *argv])
 
 
-def test_the_readme_example_is_listed_after_the_built_ins_with_its_file(plugin_home):  # noqa: F811
+def test_the_readme_example_is_listed_after_the_built_ins_with_its_file(plugin_home):
     path = add_example(plugin_home)
     assert method_ids() == (*BUILT_INS, "keyword_rerank")
     assert load_plugins().source_of("keyword_rerank") == str(path)
@@ -61,7 +61,7 @@ def test_the_readme_example_is_listed_after_the_built_ins_with_its_file(plugin_h
     assert sys.modules["ragscope_user_methods.keyword_rerank"].KeywordRerank is METHODS["keyword_rerank"]
 
 
-def test_the_readme_example_answers_through_cli_ask_offline(plugin_home, capsys):  # noqa: F811 — the imported fixture
+def test_the_readme_example_answers_through_cli_ask_offline(plugin_home, capsys):
     add_example(plugin_home)
     assert ask("--method", "keyword_rerank", "-p", "k=2", "-p", "min_confidence=0", "When was Grace Hopper born?") == 0
     out = capsys.readouterr().out
@@ -71,7 +71,7 @@ def test_the_readme_example_answers_through_cli_ask_offline(plugin_home, capsys)
     assert "m07#0" in reranked and reranked.count("#0") == 2  # k=2 chunks read, Grace Hopper's first
 
 
-def test_the_runs_answer_policy_settles_a_users_method_as_it_does_a_built_in(plugin_home, mini_workbench):  # noqa: F811
+def test_the_runs_answer_policy_settles_a_users_method_as_it_does_a_built_in(plugin_home, mini_workbench):
     """Issue 24: min_confidence is the run's, so a method that declares nothing is calibrated and refused alike."""
     from engine.params import AnswerPolicy
 
@@ -82,7 +82,7 @@ def test_the_runs_answer_policy_settles_a_users_method_as_it_does_a_built_in(plu
     assert (lenient.answer.text, lenient.answer.refused) == ("1906", False)
 
 
-def test_cli_methods_lists_plugins_with_their_source_and_problems_on_stderr(plugin_home, capsys):  # noqa: F811
+def test_cli_methods_lists_plugins_with_their_source_and_problems_on_stderr(plugin_home, capsys):
     path = add_example(plugin_home)
     broken = write_plugin(plugin_home, "broken.py", "oops\n")
     assert main(["methods"]) == 2
@@ -92,7 +92,7 @@ def test_cli_methods_lists_plugins_with_their_source_and_problems_on_stderr(plug
     assert err == f"error: Plugin {broken} was not loaded: NameError: name 'oops' is not defined (line 1)\n"
 
 
-def test_cli_methods_exits_0_when_every_plugin_loads(plugin_home, capsys):  # noqa: F811 — the imported fixture
+def test_cli_methods_exits_0_when_every_plugin_loads(plugin_home, capsys):
     add_example(plugin_home)
     assert main(["methods"]) == 0
     assert capsys.readouterr().err == ""
@@ -121,7 +121,7 @@ def test_cli_methods_exits_0_when_every_plugin_loads(plugin_home, capsys):  # no
     ("policy.py", method_code(params="min_confidence: float = param(0.5, min=0.0, max=1.0, help='m')"),
      r"^MethodError: Mine\.Params\.min_confidence is the run's answer policy \(engine\.params\.AnswerPolicy\)"),
 ])
-def test_a_broken_plugin_is_reported_and_left_out_while_the_rest_load(plugin_home, name, code, message):  # noqa: F811
+def test_a_broken_plugin_is_reported_and_left_out_while_the_rest_load(plugin_home, name, code, message):
     path = write_plugin(plugin_home, name, code)
     add_example(plugin_home)
     assert method_ids() == (*BUILT_INS, "keyword_rerank")
@@ -133,21 +133,21 @@ def test_a_broken_plugin_is_reported_and_left_out_while_the_rest_load(plugin_hom
     assert get_method("vanilla").id == "vanilla"
 
 
-def test_a_plugin_that_fails_after_registering_leaves_nothing_registered(plugin_home):  # noqa: F811
+def test_a_plugin_that_fails_after_registering_leaves_nothing_registered(plugin_home):
     write_plugin(plugin_home, "half.py", method_code(id="first", after="raise RuntimeError('second one broke')"))
     assert method_ids() == BUILT_INS
     assert load_plugins().problems == (PluginProblem(str(plugin_home / "methods" / "half.py"),
                                                      "RuntimeError: second one broke (line 19)"),)
 
 
-def test_a_plugin_that_registers_nothing_is_reported(plugin_home):  # noqa: F811 — the imported fixture
+def test_a_plugin_that_registers_nothing_is_reported(plugin_home):
     write_plugin(plugin_home, "nothing.py", "x = 1\n")
     assert method_ids() == BUILT_INS
     assert [p.message for p in load_plugins().problems] == [
         "it registers no method; decorate its Method subclass with @register (from engine.methods import register)"]
 
 
-def test_a_second_plugin_may_not_take_the_first_ones_id(plugin_home):  # noqa: F811 — the imported fixture
+def test_a_second_plugin_may_not_take_the_first_ones_id(plugin_home):
     write_plugin(plugin_home, "a.py", method_code(id="mine"))
     write_plugin(plugin_home, "b.py", method_code(id="mine"))
     assert method_ids() == (*BUILT_INS, "mine")
@@ -156,7 +156,7 @@ def test_a_second_plugin_may_not_take_the_first_ones_id(plugin_home):  # noqa: F
     assert problem.source.endswith("b.py") and "already taken by ragscope_user_methods.a.Mine" in problem.message
 
 
-def test_plugins_load_once_per_process_even_when_many_threads_list_methods_at_once(plugin_home, tmp_path):  # noqa: F811
+def test_plugins_load_once_per_process_even_when_many_threads_list_methods_at_once(plugin_home, tmp_path):
     imports = tmp_path / "imports.txt"
     write_plugin(plugin_home, "counted.py", method_code(before=f"open({str(imports)!r}, 'a').write('x')"))
     seen: list[tuple[str, ...]] = []
@@ -170,20 +170,20 @@ def test_plugins_load_once_per_process_even_when_many_threads_list_methods_at_on
     assert seen == [(*BUILT_INS, "mine")] * 8
 
 
-def test_a_plugin_may_list_methods_while_it_loads(plugin_home):  # noqa: F811 — the imported fixture
+def test_a_plugin_may_list_methods_while_it_loads(plugin_home):
     write_plugin(plugin_home, "lister.py", method_code(
         before="from engine.methods import get_method, method_ids\nSEEN = method_ids()\nget_method('vanilla')"))
     assert method_ids() == (*BUILT_INS, "mine")
     assert sys.modules["ragscope_user_methods.lister"].SEEN == BUILT_INS
 
 
-def test_names_starting_with_underscore_or_dot_are_skipped(plugin_home):  # noqa: F811 — the imported fixture
+def test_names_starting_with_underscore_or_dot_are_skipped(plugin_home):
     write_plugin(plugin_home, "_helper.py", "raise RuntimeError('not a plugin')\n")
     write_plugin(plugin_home, ".#mine.py", "raise RuntimeError('an editor lock file')\n")
     assert method_ids() == BUILT_INS and load_plugins().problems == ()
 
 
-def test_links_are_followed_inside_the_folder_only(plugin_home, tmp_path):  # noqa: F811 — the imported fixture
+def test_links_are_followed_inside_the_folder_only(plugin_home, tmp_path):
     outside = tmp_path / "elsewhere.py"
     outside.write_text(method_code(id="outside"), encoding="utf-8")
     (plugin_home / "methods" / "outside.py").symlink_to(outside)
@@ -197,12 +197,12 @@ def test_links_are_followed_inside_the_folder_only(plugin_home, tmp_path):  # no
         ("pipe.py", "it is not a regular file")]
 
 
-def test_no_methods_folder_means_no_plugins(plugin_home):  # noqa: F811 — the imported fixture
+def test_no_methods_folder_means_no_plugins(plugin_home):
     (plugin_home / "methods").rmdir()
     assert method_ids() == BUILT_INS and load_plugins() == plugins.Plugins()
 
 
-def test_an_installed_packages_entry_point_registers_its_method(plugin_home, tmp_path, monkeypatch):  # noqa: F811
+def test_an_installed_packages_entry_point_registers_its_method(plugin_home, tmp_path, monkeypatch):
     site = tmp_path / "site"
     info = site / "myplug-0.1.dist-info"
     info.mkdir(parents=True)
@@ -216,7 +216,7 @@ def test_an_installed_packages_entry_point_registers_its_method(plugin_home, tmp
     assert load_plugins().source_of("myplug") == "entry point myplug = myplug_methods (myplug 0.1)"
 
 
-def test_a_plugin_failing_during_a_run_ends_with_an_error_step_like_a_built_in(plugin_home, capsys):  # noqa: F811
+def test_a_plugin_failing_during_a_run_ends_with_an_error_step_like_a_built_in(plugin_home, capsys):
     write_plugin(plugin_home, "fails.py", method_code(run="yield from ()\n        1 / 0"))
     assert ask("--method", "mine", "When was Grace Hopper born?") == 2
     out, err = capsys.readouterr()
@@ -225,7 +225,7 @@ def test_a_plugin_failing_during_a_run_ends_with_an_error_step_like_a_built_in(p
     assert err == "error: the run failed: ZeroDivisionError: division by zero\n"
 
 
-def test_a_plugin_whose_constructor_fails_is_a_clear_error_not_a_crash(plugin_home, capsys):  # noqa: F811
+def test_a_plugin_whose_constructor_fails_is_a_clear_error_not_a_crash(plugin_home, capsys):
     write_plugin(plugin_home, "ctor.py", method_code(run="yield from ()\n    def __init__(self):\n        {}['x']"))
     with pytest.raises(RagscopeError, match=r"^method 'mine' could not be created: KeyError: 'x'$"):
         get_method("mine")
@@ -233,7 +233,7 @@ def test_a_plugin_whose_constructor_fails_is_a_clear_error_not_a_crash(plugin_ho
     assert "error: method 'mine' could not be created: KeyError: 'x'" in capsys.readouterr().err
 
 
-def test_an_unknown_method_says_that_some_plugins_did_not_load(plugin_home):  # noqa: F811 — the imported fixture
+def test_an_unknown_method_says_that_some_plugins_did_not_load(plugin_home):
     write_plugin(plugin_home, "broken.py", "oops\n")
     with pytest.raises(UnknownNameError, match=r"unknown method 'broken'; known: .*vanilla; 1 plugin\(s\) did not "
                                                r"load, `python -m engine methods` says why$"):
@@ -252,7 +252,7 @@ def test_listing_methods_with_the_example_plugin_does_not_import_torch(tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
 
 
-def test_a_plugin_folder_loads_as_a_package_whose_modules_import_each_other(plugin_home):  # noqa: F811
+def test_a_plugin_folder_loads_as_a_package_whose_modules_import_each_other(plugin_home):
     folder = plugin_home / "methods" / "mine"
     folder.mkdir()
     (folder / "tools.py").write_text("ANSWER = '42'\n", encoding="utf-8")

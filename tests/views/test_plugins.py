@@ -10,12 +10,12 @@ import pytest
 from components.safe import md_text
 from methods.test_plugins import method_code
 from paths import MINI_PACK
-from plugin_home import add_example, plugin_home, write_plugin  # noqa: F401  (plugin_home is a fixture)
+from plugin_home import add_example, write_plugin
 from ui_knobs import answer_every_guess
 
 
 @pytest.fixture()
-def app_home(plugin_home, open_app):  # noqa: F811 — the imported fixture, by name
+def app_home(plugin_home, open_app):
     """The plugin home, holding the mini pack the app opens on (open_app's home is another folder)."""
     shutil.copytree(MINI_PACK, plugin_home / "packs" / "mini")
     return plugin_home
