@@ -7,7 +7,6 @@ import streamlit as st
 
 from components.glossary import WHY
 from components.safe import highlight_terms, md_text
-from engine.text import content_words
 from engine.trace import RetrievalStep
 
 
@@ -28,7 +27,7 @@ def render_retrieval(step: RetrievalStep, *, key: str) -> None:
         "why": st.column_config.TextColumn("why", help=WHY),
         "text": st.column_config.TextColumn("text", width="large"),
     })
-    terms = content_words(step.query)  # stopwords out: the words lexical retrieval compares
+    terms = step.query_terms
     with st.expander("Read the chunks", expanded=False):
         for h in step.hits:
             st.markdown(f"**{h.rank}. {md_text(h.title)}** · `{h.chunk_id}` · score {h.score:.4f}"

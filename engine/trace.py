@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from engine.codec import from_jsonable, loads_bounded, to_jsonable
 from engine.errors import RagscopeError
 from engine.params import AnswerPolicy
+from engine.text import content_words
 
 SCHEMA_VERSION = 1
 Scalar = str | int | float | bool | None
@@ -117,6 +118,11 @@ class RetrievalStep(Step):
     query: str
     retriever: str
     hits: tuple[Hit, ...]
+
+    @property
+    def query_terms(self) -> tuple[str, ...]:
+        """The query's words as lexical retrieval compares them (stopwords out): what the chunk view marks."""
+        return tuple(content_words(self.query))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,14 +13,10 @@ from pathlib import Path
 from paths import ROOT
 
 COMPONENT_ALLOWED = {"engine.trace", "engine.params"}
-# The one exception left: the chunk view highlights the query's words as lexical retrieval reads them (stopwords
-# out), and the generic step dispatch has no way to hand it words computed in the page. It goes once the trace
-# module offers those words (engine.trace owns what a renderer may read of a step).
-COMPONENT_EXCEPTIONS = {("retrieval.py", "engine.text")}
-# Distinct engine modules app.py, ui_state.py, views/ and components/ import together: 34 before issue 24, 9 after
-# (the four engine/app services, trace, params, errors, settings, and the text module the chunk view still needs).
+# Distinct engine modules app.py, ui_state.py, views/ and components/ import together: 34 before issue 24, 8 after
+# (the four engine/app services, trace, params, errors, settings).
 # Raise it only for a module the UI truly needs that no engine/app service can offer.
-UI_ENGINE_MODULES_AT_MOST = 9
+UI_ENGINE_MODULES_AT_MOST = 8
 
 
 def _is_module(name: str) -> bool:
@@ -57,7 +53,7 @@ def test_engine_imports_reads_every_form_of_import(tmp_path):
 
 def test_components_import_only_the_trace_and_the_parameter_schema():
     wrong = {f"{path.name}: {module}" for path in sorted((ROOT / "components").glob("*.py"))
-             for module in engine_imports(path) - COMPONENT_ALLOWED if (path.name, module) not in COMPONENT_EXCEPTIONS}
+             for module in engine_imports(path) - COMPONENT_ALLOWED}
     assert not wrong, f"components may import only {sorted(COMPONENT_ALLOWED)}; move the rest to engine/app " \
                       f"or pass plain data in from the page: {sorted(wrong)}"
 
