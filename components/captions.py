@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from components.safe import md_text
-from components.steps import saved_kind
-from engine.trace import Step
+from engine.trace import Step, saved_kind
 
 STEP_CAPTIONS: dict[str, str] = {
     "rules_matched": "The method looked for general rules (like “people born in a city are usually citizens "

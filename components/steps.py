@@ -7,7 +7,6 @@ kind from a newer version (an `UnknownStep`) opens as saved (STYLE 21).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import fields
 from typing import Any
 
 import streamlit as st
@@ -24,7 +23,7 @@ from components.llm_call import render_llm_call
 from components.retrieval import render_retrieval
 from components.rules import render_rules_matched
 from components.safe import md_text
-from engine.trace import Step, UnknownStep, step_to_dict
+from engine.trace import Step, UnknownStep, saved_kind, step_payload
 
 RENDERERS: dict[str, Callable[..., None]] = {
     "rules_matched": render_rules_matched,
@@ -41,7 +40,6 @@ RENDERERS: dict[str, Callable[..., None]] = {
 }
 
 
-HEADER = frozenset({"kind", *(f.name for f in fields(Step))})
 Scalar = str | int | float | bool | None
 
 
@@ -49,18 +47,12 @@ def render_step(step: Step, *, key: str) -> None:
     RENDERERS.get(step.kind, render_generic)(step, key=key)
 
 
-def saved_kind(step: Step) -> str:
-    """The kind as saved: a step this version does not know keeps its own name, not "unknown"."""
-    return step.original_kind if isinstance(step, UnknownStep) else step.kind
-
-
 def render_generic(step: Step, *, key: str) -> None:
     """One line per scalar field, a table per list of flat records, JSON for anything else; all of it as text."""
     note = " (shown as saved: this version cannot draw it)" if isinstance(step, UnknownStep) else ""
     with st.expander(f"{md_text(saved_kind(step))}: {md_text(step.title)}{note}"):
-        for name, value in step_to_dict(step).items():
-            if name not in HEADER:
-                _render_field(name, value)
+        for name, value in step_payload(step).items():
+            _render_field(name, value)
 
 
 def _render_field(name: str, value: Any) -> None:

@@ -7,7 +7,6 @@ dataclass is added to `engine.trace` (DESIGN §1: a new kind is its dataclass pl
 from __future__ import annotations
 
 import json
-from dataclasses import fields
 from typing import Any
 
 from engine.trace import (
@@ -23,11 +22,9 @@ from engine.trace import (
     RetrievalStep,
     RulesMatchedStep,
     Step,
-    UnknownStep,
-    step_to_dict,
+    saved_kind,
+    step_payload,
 )
-
-HEADER = frozenset({"kind", *(f.name for f in fields(Step))})
 
 
 def _clip(text: str, width: int = 100) -> str:
@@ -35,18 +32,8 @@ def _clip(text: str, width: int = 100) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def step_kind(step: Step) -> str:
-    """The kind as saved: a step this version does not know keeps its own name, not "unknown"."""
-    return step.original_kind if isinstance(step, UnknownStep) else step.kind
-
-
-def step_payload(step: Step) -> dict[str, Any]:
-    """A step's own fields as JSON values, the common header left out: what a kind without its own view shows."""
-    return {name: value for name, value in step_to_dict(step).items() if name not in HEADER}
-
-
 def format_step(step: Step) -> str:
-    head = f"[{step.iteration}] {step_kind(step):<13} {step.title}  ({step.elapsed_ms:.0f} ms)"
+    head = f"[{step.iteration}] {saved_kind(step):<13} {step.title}  ({step.elapsed_ms:.0f} ms)"
     return "\n".join([head, *(f"    {line}" for line in _body(step))])
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar
 
 from engine.codec import from_jsonable, loads_bounded, to_jsonable
@@ -278,6 +278,20 @@ def step_to_dict(step: Step) -> dict[str, Any]:
     if isinstance(step, UnknownStep):
         return {"kind": step.original_kind, **step.data}
     return {"kind": step.kind, **to_jsonable(step)}
+
+
+_HEADER = frozenset({"kind", *(f.name for f in fields(Step))})
+
+
+def saved_kind(step: Step) -> str:
+    """The kind as saved: a step this version does not know keeps its own name, not "unknown"."""
+    return step.original_kind if isinstance(step, UnknownStep) else step.kind
+
+
+def step_payload(step: Step) -> dict[str, Any]:
+    """A step's own fields as JSON values, the common header left out: what every view of a kind without a
+    view of its own (text, tour caption, OpenInference, the UI) shows, so a new kind needs no edit there."""
+    return {name: value for name, value in step_to_dict(step).items() if name not in _HEADER}
 
 
 def step_from_dict(data: Any, path: str = "step") -> Step:

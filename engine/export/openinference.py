@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from engine.textview import step_kind, step_payload
 from engine.trace import (
     AnswerStep,
     CalculationStep,
@@ -37,6 +36,8 @@ from engine.trace import (
     RulesMatchedStep,
     Step,
     Trace,
+    saved_kind,
+    step_payload,
 )
 
 AttributeValue = str | int | float | bool
@@ -149,7 +150,7 @@ def _step_span(trace: Trace, index: int, step: Step, start: int, end: int, trace
     kind, describe = _KINDS.get(type(step), ("CHAIN", _payload))
     error = isinstance(step, ErrorStep)
     attributes = {"openinference.span.kind": kind, **describe(step, trace)}
-    return Span(name=step.title or step_kind(step), trace_id=trace_id, span_id=span_ids(trace.id, index)[1],
+    return Span(name=step.title or saved_kind(step), trace_id=trace_id, span_id=span_ids(trace.id, index)[1],
                 parent_id=parent, kind=kind, start_ns=start, end_ns=end, attributes=attributes,
                 status="ERROR" if error else "OK", status_message=step.message if error else "")
 
@@ -247,7 +248,7 @@ def _messages(prompt: str) -> list[tuple[str, str]]:
 
 
 def _metadata(step: Step, **extra: Any) -> str:
-    return _json({"kind": step_kind(step), "iteration": step.iteration, "elapsed_ms": step.elapsed_ms, **extra})
+    return _json({"kind": saved_kind(step), "iteration": step.iteration, "elapsed_ms": step.elapsed_ms, **extra})
 
 
 def _json(value: Any) -> str:
