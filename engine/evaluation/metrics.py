@@ -75,16 +75,6 @@ def grade_trace(trace: Trace, pack: Pack) -> tuple[tuple[str, ...], AnswerScores
     return question.answers, score_answer(trace.answer.text, question.answers, question.type, trace.answer.refused)
 
 
-def verdict(scores: AnswerScores | None, refused: bool) -> str:
-    """What a page may say about one answer: 'correct' or 'wrong' only against a gold answer, by exact
-    match (DESIGN §10: word overlap is F1, shown beside it, never a tick); 'refused'; 'no gold answer'."""
-    if refused:
-        return "refused"
-    if scores is None:
-        return "no gold answer"
-    return "correct" if scores.em == 1.0 else "wrong"
-
-
 def recall_at(evidence: Sequence[str], supporting: Sequence[str], k: int | None) -> float | None:
     """1.0 when every supporting doc is among the first k distinct evidence docs; None if no gold."""
     if not supporting:

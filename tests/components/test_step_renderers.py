@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
+from components.answer import held_back
 from components.attention import heatmap_figure
 from components.attributes import attribute_badge
 from components.calculation import calculation_line
@@ -15,6 +16,7 @@ from components.rules import rule_path
 from components.steps import RENDERERS
 from engine.trace import (
     STEP_TYPES,
+    AnswerStep,
     AttentionStep,
     AttributeLabel,
     CalculationStep,
@@ -28,6 +30,17 @@ from engine.trace import (
 
 def test_every_step_kind_has_a_renderer():
     assert set(STEP_TYPES) <= set(RENDERERS)
+
+
+HELD = "confidence 0.31 is below min_confidence 0.50 (best guess: '1906')"
+
+
+def test_a_refusal_says_what_it_held_back_from_its_fields_and_an_old_trace_from_its_title():
+    typed = AnswerStep(text="I don't know", refused=True, confidence=0.31, guess="1906", min_confidence=0.5,
+                       title="Answer")  # the title plays no part: the card reads the fields
+    saved_before = AnswerStep(text="I don't know", refused=True, confidence=0.31, title=f"Refused: {HELD}")
+    other = AnswerStep(text="I don't know", refused=True, title="Refused: no evidence")
+    assert (held_back(typed), held_back(saved_before), held_back(other)) == (HELD, HELD, "")
 
 
 def test_a_rule_reads_head_from_body_with_inverse_relations_in_words():
