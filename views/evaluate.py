@@ -219,14 +219,16 @@ if not pack.questions:
             "dataset on the Knowledge page.")
 else:
     ids = sorted(runs.method_choices(), key=lambda m: m != BASELINE)  # the baseline first, then the registry's order
-    methods = st.multiselect("Methods", ids, default=ids, key="evaluate.methods", format_func=runs.label,
-                             disabled=running)
     present = evaluations.question_types(pack)
+    shown = evaluations.asked_filters(job, pack) if running else evaluations.Filters(
+        tuple(ids), tuple(present), len(pack.questions))
+    methods = st.multiselect("Methods", ids, default=list(shown.methods), key="evaluate.methods",
+                             format_func=runs.label, disabled=running)
     type_col, limit_col = st.columns([3, 1])
-    types = type_col.multiselect("Question types", present, default=present, key="evaluate.types",
+    types = type_col.multiselect("Question types", present, default=list(shown.types), key="evaluate.types",
                                  disabled=running)
     limit = limit_col.number_input("At most this many questions", min_value=1, max_value=len(pack.questions),
-                                   value=len(pack.questions), key="evaluate.limit", disabled=running,
+                                   value=shown.limit, key="evaluate.limit", disabled=running,
                                    help="Taken in turn from each chosen type, so a short run covers every type.")
     chosen = evaluations.pick_questions(pack.questions, types, int(limit))
     st.caption(f"{_count(len(chosen), 'question')} × {_count(len(methods), 'method')} = "

@@ -13,7 +13,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,8 @@ from engine.runner import Workbench
 from engine.trace import Trace
 
 # Re-exported so the Evaluate page needs no module of engine.evaluation or engine.knowledge itself.
-__all__ = ["OVERALL", "EvaluationJob", "Evaluations", "JournalPlan", "JournalSummary", "Question", "method_params",
+__all__ = ["OVERALL", "EvaluationJob", "Evaluations", "Filters", "JournalPlan", "JournalSummary", "Question",
+           "asked_filters", "method_params",
            "metric_rows", "pick_questions", "plan_evaluation", "question_types", "shared"]
 
 log = logging.getLogger(__name__)
@@ -87,6 +88,23 @@ def question_types(pack: Pack) -> list[str]:
     """The question types the pack has: the known ones in their usual order, then any others."""
     present = [t for t in QUESTION_TYPES if any(q.type == t for q in pack.questions)]
     return present + sorted({q.type for q in pack.questions} - set(present))
+
+
+@dataclass(frozen=True)
+class Filters:
+    """The Evaluate form's choices: methods, question types, at most this many questions."""
+
+    methods: tuple[str, ...]
+    types: tuple[str, ...]
+    limit: int
+
+
+def asked_filters(job: EvaluationJob, pack: Pack) -> Filters:
+    """The form's choices that plan `job`'s questions on `pack`: a page that shows a running evaluation draws
+    its disabled form with them (Streamlit forgets a form's values once the user visited another page)."""
+    question_ids = {question_id for question_id, _ in job.plan.steps}
+    types = {q.type for q in pack.questions if q.id in question_ids}
+    return Filters(tuple(job.methods), tuple(t for t in question_types(pack) if t in types), len(question_ids))
 
 
 class EvaluationJob:

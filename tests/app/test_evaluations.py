@@ -9,7 +9,15 @@ from dataclasses import replace
 
 import pytest
 
-from engine.app.evaluations import EvaluationJob, Evaluations, method_params, plan_evaluation
+from engine.app.evaluations import (
+    EvaluationJob,
+    Evaluations,
+    asked_filters,
+    method_params,
+    pick_questions,
+    plan_evaluation,
+    question_types,
+)
 from engine.cli import main
 from engine.errors import RagscopeError
 from engine.evaluation.journal import Journal, new_journal_id
@@ -124,3 +132,12 @@ def test_the_page_and_the_cli_report_the_same_metrics_for_the_same_plan(ragscope
     assert page.wait(120) and page.finished and not page.error
     cli_metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     assert timeless(json.loads(json.dumps(page.report()))) == timeless(cli_metrics)
+
+
+def test_the_form_of_a_running_evaluation_shows_the_choices_that_planned_it(mini_workbench, mini_pack):
+    types = question_types(mini_pack)[:2]  # in the order the page offers them
+    chosen = pick_questions(mini_pack.questions, types, 3)
+    job = EvaluationJob.begin(plan_evaluation(mini_workbench, ("rulerag", "vanilla"), chosen))
+    shown = asked_filters(job, mini_pack)
+    assert shown.methods == ("rulerag", "vanilla") and shown.limit == len(chosen)
+    assert pick_questions(mini_pack.questions, shown.types, shown.limit) == chosen
