@@ -37,9 +37,21 @@ def plugin_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
 def write_plugin(home: Path, name: str, code: str) -> Path:
     path = home / "methods" / name
     path.write_text(textwrap.dedent(code), encoding="utf-8")
+    _forget_loaded()
     return path
 
 
 def add_example(home: Path) -> Path:
-    return Path(shutil.copytree(EXAMPLE, home / "methods" / EXAMPLE.name,
-                                ignore=shutil.ignore_patterns("__pycache__")))
+    path = Path(shutil.copytree(EXAMPLE, home / "methods" / EXAMPLE.name, ignore=shutil.ignore_patterns("__pycache__")))
+    _forget_loaded()
+    return path
+
+
+def _forget_loaded() -> None:
+    """A plugin added after the fixture set up is seen by the next listing: a thread an earlier test left running
+    (an app's warm-up lists the methods) may have loaded this home's methods/ while it was still empty. Taken under
+    the loader's lock, so a load in progress finishes first."""
+    from engine.methods import plugins
+
+    with plugins._lock:
+        plugins._loaded = None
