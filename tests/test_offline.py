@@ -44,9 +44,15 @@ def test_index_and_ask_work_with_every_network_connection_refused(tmp_path):
     assert "ATTEMPTS []" in done.stdout  # nothing even tried to connect
 
 
+# What the first page and `import engine` must not pay for: torch and its users, and the LangChain graph a user's
+# retriever, loader, splitter or chat model brings (langchain-core alone is ours and light).
+HEAVY = ("torch", "transformers", "sentence_transformers", "chromadb", "langchain", "langchain_community",
+         "langchain_classic", "langchain_openai", "langchain_text_splitters", "langgraph")
+
+
 def test_importing_the_engine_and_cli_does_not_import_torch(tmp_path):
     code = ("import sys, engine, engine.cli, engine.runner, engine.methods, engine.evaluation.runner\n"
-            "heavy = [m for m in ('torch', 'transformers', 'sentence_transformers', 'chromadb') if m in sys.modules]\n"
+            f"heavy = [m for m in {HEAVY} if m in sys.modules]\n"
             "print(heavy); sys.exit(1 if heavy else 0)")
     done = _python(code, home=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -59,7 +65,7 @@ def test_starting_the_app_does_not_import_torch(tmp_path):
             "importers = []\n"
             "class Spy:\n"
             "    def find_spec(self, name, path=None, target=None):\n"
-            "        if name in ('torch', 'transformers', 'chromadb'):\n"
+            f"        if name in {HEAVY}:\n"
             "            importers.append((name, threading.current_thread().name))\n"
             "sys.meta_path.insert(0, Spy())\n"
             "at = AppTest.from_file('app.py', default_timeout=60).run()\n"
