@@ -7,15 +7,18 @@ pack work only from here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from engine.graph.kg import KnowledgeGraph
 from engine.graph.neighbourhood import entity_choices, fact_rows, hub_entity, neighbourhood_step
-from engine.knowledge.ingest import ingest_paths
+from engine.knowledge.ingest import DEFAULT_OPTIONS, IngestOptions, ingest_paths
+from engine.knowledge.langchain_loader import ingest_loader, parse_loader_args
 from engine.knowledge.loader import load_pack
 from engine.knowledge.records import Pack, Rule, Triple
+from engine.knowledge.splitters import SPLITTERS, SplitterConfig
 from engine.knowledge.summary import PackSummary, summarize_pack, unloadable_pack
 from engine.knowledge.uploads import ALLOWED_SUFFIXES, MAX_UPLOAD_BYTES, MAX_UPLOAD_MB, Upload, build_pack_from_uploads
 from engine.knowledge.writer import check_target, sweep_staging, write_pack
@@ -30,12 +33,13 @@ from engine.text import content_words
 from engine.trace import Hit
 
 __all__ = [
-    "ALLOWED_SUFFIXES", "BUNDLED_PACKS", "MAX_UPLOAD_MB", "IndexProgress", "IndexStatus", "KnowledgeGraph",
+    "ALLOWED_SUFFIXES", "BUNDLED_PACKS", "MAX_UPLOAD_MB", "SPLITTERS", "IndexProgress", "IndexStatus", "IngestOptions",
+    "KnowledgeGraph", "SplitterConfig",
     "MinedRule", "MiningConfig", "Pack", "PackSummary", "Rule", "SavedRules", "SyncReport", "Triple", "Upload",
     "available_packs", "build_from_uploads", "entity_choices", "entity_facts", "fact_rows", "hub_entity",
     "index_status", "ingest", "is_bundled", "knowledge_graph", "load", "mine", "mined_pack_rules", "mined_rows",
-    "neighbourhood_step", "query_terms", "rule_rows", "rule_text", "save_mined", "search", "statistics_rows",
-    "summary", "sync_index", "unloadable_pack",
+    "neighbourhood_step", "parse_loader_args", "query_terms", "rule_rows", "rule_text", "save_mined", "search",
+    "statistics_rows", "summary", "sync_index", "unloadable_pack",
 ]
 
 BUNDLED_PACKS = DEMO_PACK.parent
@@ -126,17 +130,22 @@ def sync_index(pack: Pack, settings: Settings, progress: Callable[[IndexProgress
 
 
 def build_from_uploads(uploads: Sequence[Upload], name: str, settings: Settings, existing: Iterable[str],
-                       progress: Progress | None = None) -> Path:
+                       progress: Progress | None = None, options: IngestOptions = DEFAULT_OPTIONS) -> Path:
     """Files uploaded in the browser written as pack `name` in the user's packs folder; returns its folder.
     Raises PackError (IngestError) listing every problem, and then nothing was written."""
     return build_pack_from_uploads(uploads, name, settings.packs, existing, max_bytes=MAX_UPLOAD_BYTES,
-                                   progress=progress)
+                                   progress=progress, options=options)
 
 
-def ingest(paths: Sequence[Path], out: Path, name: str = "") -> Pack:
-    """Files and folders on disk written as a pack in `out` (checked before the files are read)."""
+def ingest(paths: Sequence[Path], out: Path, name: str = "", options: IngestOptions = DEFAULT_OPTIONS, *,
+           glob: str = "", loader: str = "", loader_args: Mapping[str, Any] | None = None) -> Pack:
+    """Files and folders on disk, or what a LangChain loader (`module:factory` called with `loader_args`)
+    yields, written as a pack in `out` (checked before anything is read)."""
     check_target(out)  # before reading the files, which may take long
-    pack = ingest_paths(paths, name=name or out.name)
+    if loader:
+        pack = ingest_loader(loader, loader_args or {}, name or out.name, options)
+    else:
+        pack = ingest_paths(paths, name=name or out.name, options=options, glob=glob)
     write_pack(pack, out)
     return pack
 

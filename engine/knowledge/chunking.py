@@ -33,6 +33,8 @@ class Chunk:
 
 
 def chunk_document(doc: Document, config: ChunkingConfig = ChunkingConfig()) -> list[Chunk]:
+    if doc.splitter:  # cut at ingest by a splitter the user chose: its size is the chunk size
+        return [_chunk(doc, 0, doc.text.strip() or doc.title)]
     sentences = split_sentences(doc.text) or [doc.text.strip() or doc.title]
     windows: list[list[str]] = []
     current: list[str] = []

@@ -30,6 +30,7 @@ from engine.knowledge.loader import (
     parse_records,
 )
 from engine.knowledge.records import Document, Pack, PackInfo, Page, Triple, pack_name_problem
+from engine.knowledge.splitters import Split, SplitterConfig, make_split
 
 log = logging.getLogger(__name__)
 
@@ -53,12 +54,38 @@ _SPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
+class IngestOptions:
+    """How files become documents beyond their suffix: a LangChain splitter instead of our paragraphs, .csv
+    rows as documents (CSVLoader's columns) instead of triples, .json items picked by a path."""
+
+    splitter: SplitterConfig | None = None
+    csv_columns: tuple[str, ...] = ()  # content columns; empty: a .csv holds triples
+    csv_metadata: tuple[str, ...] = ()
+    json_path: str = ""  # e.g. ".items[].body"; empty: .json files are refused
+
+
+DEFAULT_OPTIONS = IngestOptions()  # our readers and paragraphs, as before issue 25
+
+@dataclass(frozen=True)
 class Source:
-    """One file handed to a reader: where it is, how to name it in messages, and its bytes."""
+    """One file handed to a reader: where it is, how to name it in messages, its bytes, and how to split it."""
 
     path: Path
     label: str
     data: bytes
+    options: IngestOptions = DEFAULT_OPTIONS
+    split: Split | None = None  # the options' splitter, built once per ingest; None: our paragraphs
+
+    def parts(self, title: str, text: str) -> tuple[Part, ...]:
+        """`text` cut into titled parts; a title is a label, so an unclosed <title> or huge heading is cut."""
+        if len(title) > MAX_TITLE_CHARS:
+            title = title[:MAX_TITLE_CHARS - 1].rstrip() + "…"
+        if self.split is None:
+            return tuple(Part(title=t, text=body) for t, body in split_text(title, text))
+        name = self.options.splitter.name if self.options.splitter else ""
+        # A splitter's piece may exceed what one documents.jsonl line holds (a word of 200,000 characters).
+        return tuple(Part(title=t, text=body[at:at + MAX_PART_CHARS], splitter=name)
+                     for t, body in self.split(title, text) for at in range(0, len(body), MAX_PART_CHARS))
 
 
 @dataclass(frozen=True)
@@ -70,6 +97,7 @@ class Part:
     id: str = ""
     url: str = ""
     entities: tuple[str, ...] = ()
+    splitter: str = ""
 
 
 @dataclass(frozen=True)
@@ -96,38 +124,45 @@ def reader(*suffixes: str) -> Callable[[Reader], Reader]:
 
 
 def ingest_paths(paths: Sequence[Path], name: str, max_bytes: int = MAX_FILE_BYTES,
-                 max_total_bytes: int = MAX_TOTAL_BYTES) -> Pack:
+                 max_total_bytes: int = MAX_TOTAL_BYTES, options: IngestOptions = DEFAULT_OPTIONS,
+                 glob: str = "") -> Pack:
     """Read files and folders (recursively, sorted) into a Pack; raise IngestError with every problem.
 
     Only regular files are read, never through a link found inside a folder, each at most
-    `max_bytes` and all together at most `max_total_bytes` (issue 15).
+    `max_bytes` and all together at most `max_total_bytes` (issue 15). `glob` (e.g. "*.md") keeps only
+    the files of a folder whose path below it matches.
     """
-    files, problems = _expand(paths)
-    name_problem = pack_name_problem(name) if name.strip() else \
-        "pack name is empty; give the pack a name such as 'my-notes'"
-    if name_problem:
-        problems.insert(0, name_problem)
+    files, problems = _expand(paths, glob)
     total = sum(file.size for file in files)
     if total > max_total_bytes:
         problems.append(f"{len(files)} files hold {total:,} bytes, over the total limit of {max_total_bytes:,} "
                         "bytes; ingest fewer files at a time or raise the limit")
         files = []
-    results = [_read(file, max_bytes) for file in files]
-    problems.extend(p for result in results for p in result.problems)
-    documents, pages, id_problems = _assign_ids([(file.label, r) for file, r in zip(files, results)])
+    split = make_split(options.splitter) if options.splitter is not None else None
+    results = [(file.label, _read(file, max_bytes, options, split)) for file in files]
+    return build_pack(name, results, f"{len(files)} file(s)", problems)
+
+
+def build_pack(name: str, results: list[tuple[str, FileResult]], origin: str, problems: list[str]) -> Pack:
+    """What each source (a file, a loader's `source`) contributed, as a Pack with stable, distinct ids;
+    IngestError with `problems` and every source's own."""
+    name_problem = pack_name_problem(name) if name.strip() else \
+        "pack name is empty; give the pack a name such as 'my-notes'"
+    problems = [*([name_problem] if name_problem else []), *problems,
+                *(p for _, result in results for p in result.problems)]
+    documents, pages, id_problems = _assign_ids(results)
     problems.extend(id_problems)
     if not documents and not problems:
-        shown = ", ".join(file.label for file in files) or "nothing"
+        shown = ", ".join(label for label, _ in results) or "nothing"
         problems.append(f"no documents found in {shown}; a pack needs at least one document "
                         f"(allowed: {', '.join(sorted(READERS))}; .tsv/.csv give triples only)")
     if problems:
         raise IngestError(problems)
-    log.info("ingested %d file(s) into %d document(s) for pack %r", len(files), len(documents), name)
+    log.info("ingested %s into %d document(s) for pack %r", origin, len(documents), name)
     return Pack(
-        info=PackInfo(name=name, title=name,
-                      description=f"Ingested from {len(files)} file(s)."),
+        info=PackInfo(name=name, title=name, description=f"Ingested from {origin}."),
         documents=tuple(documents),
-        triples=tuple(t for r in results for t in r.triples),
+        triples=tuple(t for _, r in results for t in r.triples),
         pages=tuple(pages),
     )
 
@@ -147,7 +182,7 @@ class _File:
         return str(self.path)
 
 
-def _expand(paths: Sequence[Path]) -> tuple[list[_File], list[str]]:
+def _expand(paths: Sequence[Path], glob: str = "") -> tuple[list[_File], list[str]]:
     """Regular files to read, and a problem for each given path that is missing or not a file or folder."""
     files: list[_File] = []
     problems: list[str] = []
@@ -164,7 +199,9 @@ def _expand(paths: Sequence[Path]) -> tuple[list[_File], list[str]]:
             problems.append(f"{given}: cannot be read ({exc.strerror or exc})")
             continue
         if stat.S_ISDIR(info.st_mode):
-            found = _walk_folder(given)
+            found = [f for f in _walk_folder(given) if not glob or _matches(f.path.relative_to(given), glob)]
+            if not found and glob:
+                problems.append(f"{given}: no file matches {glob!r}; check the pattern (e.g. '*.md' or 'notes/*.txt')")
         elif stat.S_ISREG(info.st_mode):
             found = [_File(given, given.resolve(), info.st_size)]
         else:
@@ -200,6 +237,12 @@ def _walk_folder(folder: Path) -> list[_File]:
     return found
 
 
+def _matches(relative: Path, glob: str) -> bool:
+    """A glob matched from the right of the path below the folder: '*.md' and '**/*.md' at any depth,
+    'notes/*.md' in any folder named notes (one folder level per '*')."""
+    return relative.match(glob.removeprefix("**/"))
+
+
 def _listed(path: Path, root: Path, is_wanted: Callable[[int], bool]) -> os.stat_result | None:
     """`path`'s own status when it is a plain folder or file (as `is_wanted` says) inside `root`; else a
     warning naming it, and None."""
@@ -222,15 +265,25 @@ def _kind(mode: int) -> str:
     return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
-def _read(file: _File, max_bytes: int) -> FileResult:
-    read = READERS.get(file.path.suffix.lower())
+def _read(file: _File, max_bytes: int, options: IngestOptions, split: Split | None) -> FileResult:
+    read = _reader_for(file.path.suffix.lower(), options)
     if read is None:
-        allowed = ", ".join(sorted(READERS))
-        return _fail(file.label, f"unsupported file type {file.path.suffix or '(no suffix)'!r}; allowed: {allowed}")
+        allowed = ", ".join(sorted({*READERS, ".json"}))
+        return _fail(file.label, f"unsupported file type {file.path.suffix or '(no suffix)'!r}; allowed: {allowed}"
+                     + (" (.json with a JSON path)" if file.path.suffix.lower() == ".json" else ""))
     data = _read_bytes(file, max_bytes)
     if isinstance(data, FileResult):
         return data
-    return read(Source(path=file.path, label=file.label, data=data))
+    return read(Source(path=file.path, label=file.label, data=data, options=options, split=split))
+
+
+def _reader_for(suffix: str, options: IngestOptions) -> Reader | None:
+    """Our reader for the suffix, or a LangChain-style one when the options ask for CSV documents or JSON items."""
+    if (suffix == ".csv" and options.csv_columns) or (suffix == ".json" and options.json_path):
+        from engine.knowledge import structured  # LangChain's loaders load only when asked for
+
+        return structured.read_csv_documents if suffix == ".csv" else structured.read_json_items
+    return READERS.get(suffix)
 
 
 def _read_bytes(file: _File, max_bytes: int) -> bytes | FileResult:
@@ -388,12 +441,6 @@ def _heading_text(match: re.Match[str]) -> str:
     return match.group(2).rstrip().rstrip("#").rstrip()
 
 
-def _parts(title: str, text: str) -> tuple[Part, ...]:
-    if len(title) > MAX_TITLE_CHARS:  # a title is a label; an unclosed <title> or a huge heading is not
-        title = title[:MAX_TITLE_CHARS - 1].rstrip() + "…"
-    return tuple(Part(title=t, text=body) for t, body in split_text(title, text))
-
-
 # --- readers ----------------------------------------------------------------------------------
 
 @reader(".txt", ".md", ".markdown")
@@ -404,7 +451,7 @@ def read_text(source: Source) -> FileResult:
         return text
     if not text.strip():
         return _fail(source.label, "is empty; there is no text to ingest")
-    return FileResult(parts=_parts(_title_from_text(text, source.path), text))
+    return FileResult(parts=source.parts(_title_from_text(text, source.path), text))
 
 
 @reader(".html", ".htm")
@@ -427,7 +474,7 @@ def read_html(source: Source) -> FileResult:
     # A pages.jsonl line longer than the loader's limit would make the written pack unloadable.
     fits = len(json.dumps(html, ensure_ascii=False).encode()) < MAX_LINE_CHARS // 2
     page = Page(id="", url="", title=title, html=html) if fits else None
-    return FileResult(parts=_parts(title, content.text), page=page)
+    return FileResult(parts=source.parts(title, content.text), page=page)
 
 
 @reader(".pdf")
@@ -452,7 +499,7 @@ def read_pdf(source: Source) -> FileResult:
     if not text:
         return _fail(source.label, "has no extractable text (a scanned PDF?); run OCR on it first")
     title = SURROGATE.sub("\ufffd", meta_title) or source.path.stem.replace("_", " ")
-    return FileResult(parts=_parts(title, text))
+    return FileResult(parts=source.parts(title, text))
 
 
 @reader(".jsonl")
@@ -557,7 +604,7 @@ def _assign_ids(results: list[tuple[str, FileResult]]) -> tuple[list[Document], 
         for n, part in enumerate(result.parts, start=1):
             doc_id = part.id or _unique(f"{key}-{n}", used)
             documents.append(Document(id=doc_id, title=part.title, text=part.text, url=part.url,
-                                      entities=part.entities))
+                                      entities=part.entities, splitter=part.splitter))
         if result.page is not None:
             pages.append(replace(result.page, id=key))
     return documents, pages, problems

@@ -34,7 +34,8 @@ _NUM = (int, float)
 PACK_FIELDS = {"name": (_STR, True), "title": (_STR, False), "description": (_STR, False),
                "license": (_STR, False), "temporal": ((bool,), False)}
 DOCUMENT_FIELDS = {"id": (_STR, True), "title": (_STR, True), "text": (_STR, True),
-                   "url": (_STR, False), "entities": (_LIST, False)}
+                   "url": (_STR, False), "entities": (_LIST, False),
+                   "splitter": (_STR, False)}
 RULE_FIELDS = {"id": (_STR, True), "head": (_STR, True), "body": (_LIST, True),
                "confidence": (_NUM, True), "support": ((int,), True), "text": (_STR, False)}
 QUESTION_FIELDS = {"id": (_STR, True), "question": (_STR, True), "answers": (_LIST, True),
@@ -236,7 +237,7 @@ def check_fields(data: Any, fields: dict[str, tuple[tuple[type, ...], bool]], wh
 
 def document_from_record(data: dict[str, Any]) -> Document:
     return Document(id=data["id"], title=data["title"], text=data["text"], url=data.get("url", ""),
-                    entities=tuple(data.get("entities", [])))
+                    entities=tuple(data.get("entities", [])), splitter=data.get("splitter", ""))
 
 
 def _rule(data: dict[str, Any]) -> Rule:

@@ -64,6 +64,9 @@ class Document:
     text: str
     url: str = ""
     entities: tuple[str, ...] = ()
+    # The text splitter that cut this document at ingest ("recursive", "sentence", "tokens"): its bounds
+    # were chosen by the user, so retrieval keeps it as one chunk. Empty: our sentence windows chunk it.
+    splitter: str = ""
 
 
 @dataclass(frozen=True)

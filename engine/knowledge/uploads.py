@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import IngestError, PackError
-from engine.knowledge.ingest import READERS, ingest_paths
+from engine.knowledge.ingest import DEFAULT_OPTIONS, READERS, IngestOptions, ingest_paths
 from engine.knowledge.loader import load_pack
 from engine.knowledge.records import pack_name_problem as _name_problem
 from engine.knowledge.writer import write_pack
 
-ALLOWED_SUFFIXES = (".txt", ".md", ".html", ".htm", ".pdf", ".jsonl", ".tsv", ".csv")
+ALLOWED_SUFFIXES = (".txt", ".md", ".html", ".htm", ".pdf", ".jsonl", ".tsv", ".csv", ".json")
 MAX_UPLOAD_MB = 25
 MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1_000_000
 MAX_UPLOADS_BYTES = 8 * MAX_UPLOAD_BYTES  # all files of one pack together
@@ -33,7 +33,8 @@ MAX_NAME_BYTES = 200
 _UNSAFE_CHARS = re.compile(r"[^\w.\- ()]+")
 Progress = Callable[[float, str], None]
 
-assert set(ALLOWED_SUFFIXES) <= set(READERS), "every allowed upload type needs an ingest reader"
+# .json has no reader of its own: it is read only with a JSON path (IngestOptions.json_path).
+assert set(ALLOWED_SUFFIXES) - {".json"} <= set(READERS), "every allowed upload type needs an ingest reader"
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,8 @@ def _distinct(name: str, used: set[str]) -> str:
 
 def build_pack_from_uploads(uploads: Sequence[Upload], name: str, packs_dir: Path, existing: Iterable[str],
                             max_bytes: int = MAX_UPLOAD_BYTES, progress: Progress | None = None,
-                            max_total_bytes: int = MAX_UPLOADS_BYTES) -> Path:
+                            max_total_bytes: int = MAX_UPLOADS_BYTES,
+                            options: IngestOptions = DEFAULT_OPTIONS) -> Path:
     """Check, save, ingest and write `uploads` as pack `name` under `packs_dir`; returns the new folder.
 
     Raises IngestError/PackError listing every problem; in that case nothing is left under `packs_dir`.
@@ -145,7 +147,7 @@ def build_pack_from_uploads(uploads: Sequence[Upload], name: str, packs_dir: Pat
         paths = save_uploads(uploads, folder, max_bytes, max_total_bytes)
         report(0.3, f"Reading {len(paths)} file(s)…")
         try:
-            pack = ingest_paths(paths, name, max_bytes, max_total_bytes)
+            pack = ingest_paths(paths, name, max_bytes, max_total_bytes, options)
         except IngestError as exc:
             # Messages name the temp copy; the user knows the file by its own name.
             raise IngestError([p.replace(str(folder.resolve()) + os.sep, "") for p in exc.problems]) from None

@@ -148,7 +148,8 @@ def _write_files(pack: Pack, folder: Path) -> None:
     }, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     _jsonl(folder / "documents.jsonl", [
         {"id": d.id, "title": d.title, "text": d.text, **({"url": d.url} if d.url else {}),
-         **({"entities": list(d.entities)} if d.entities else {})}
+         **({"entities": list(d.entities)} if d.entities else {}),
+         **({"splitter": d.splitter} if d.splitter else {})}
         for d in pack.documents
     ])
     if pack.triples:
