@@ -1,1 +1,1 @@
-"""Model backends: each builds the tool bundle a run uses (offline, hf, openai-compatible)."""
+"""Model backends: each builds the tool bundle a run uses (offline, hf, openai-compatible, langchain)."""

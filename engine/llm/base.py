@@ -27,6 +27,7 @@ def register_backend(name: str) -> Callable[[ChatFactory], ChatFactory]:
 def open_chat(backend: str, options: dict[str, Any] | None = None) -> ChatModel | None:
     """The backend's chat model, loaded or connected; `None` means the offline tools."""
     import engine.llm.hf
+    import engine.llm.langchain_chat
     import engine.llm.openai  # noqa: F401
 
     if backend not in BACKENDS:
