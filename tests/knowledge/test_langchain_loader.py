@@ -4,13 +4,12 @@ titles and stable ids from their metadata, and an actionable error for each way 
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from engine.errors import IngestError
 from engine.knowledge.ingest import IngestOptions
-from engine.knowledge.langchain_loader import LoaderCaps, ingest_loader, parse_loader_args
+from engine.knowledge.langchain_loader import DEFAULT_CAPS, LoaderCaps, ingest_loader, parse_loader_args
 from engine.knowledge.splitters import SplitterConfig
 
 USER_LOADERS = '''
@@ -84,7 +83,7 @@ def user_loaders(tmp_path, monkeypatch) -> str:
     return "user_loaders"
 
 
-def _problems(spec: str, args: dict | None = None, caps: LoaderCaps = LoaderCaps()) -> str:
+def _problems(spec: str, args: dict | None = None, caps: LoaderCaps = DEFAULT_CAPS) -> str:
     with pytest.raises(IngestError) as caught:
         ingest_loader(spec, args or {}, "p", caps=caps)
     return str(caught.value)
@@ -109,7 +108,8 @@ def test_metadata_names_titles_urls_and_distinct_stable_ids(user_loaders):
 def test_a_loader_without_sources_names_its_documents_after_itself(user_loaders):
     pack = ingest_loader(f"{user_loaders}:Many", {"count": 2, "source": ""}, "p")
     assert [(d.id, d.title) for d in pack.documents] == [
-        ("user-loaders-many-1", "user_loaders:Many document 1"), ("user-loaders-many-2", "user_loaders:Many document 2")]
+        ("user-loaders-many-1", "user_loaders:Many document 1"),
+        ("user-loaders-many-2", "user_loaders:Many document 2")]
 
 
 def test_loader_documents_go_through_the_chosen_splitter(user_loaders):
