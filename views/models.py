@@ -1,4 +1,5 @@
-"""Models: which backends are ready, load a local HF model, try a model, point at an OpenAI-compatible server.
+"""Models: which backends are ready, load a local HF model, try a model, point at an OpenAI-compatible server or
+a LangChain chat model.
 
 torch is never imported here: loading and the GPU check go through engine.app.models, which imports it
 only when the user asks (DESIGN §11).
@@ -15,6 +16,7 @@ from engine.app.models import (
     CPU_QUANTIZATION_REASON,
     DEVICES,
     DTYPES,
+    LANGCHAIN_LOST,
     NO_GPU_HINT,
     QUANTIZATIONS,
     ChatModel,
@@ -38,7 +40,7 @@ DTYPE_HELP = ("Precision of unquantized weights: auto = bf16 on a GPU and on CPU
 def backends() -> None:
     configs = ui_state.backend_configs()
     loaded = models.loaded_local()
-    offline, hf, server = st.columns(3)
+    offline, hf, server, langchain = st.columns(4)
     with offline.container(border=True, height="stretch"):
         st.markdown("**offline**")
         st.badge("ready", color="green", icon=":material/check:")
@@ -65,6 +67,15 @@ def backends() -> None:
             st.badge("configured", color="green", icon=":material/check:")
             st.caption(f"{md_text(options.get('model', ''))} at {md_text(options.get('base_url', ''))} · "
                        "offered in the sidebar")
+    with langchain.container(border=True, height="stretch"):
+        st.markdown("**langchain** · any LangChain chat model")
+        chosen = configs.get("langchain")
+        if chosen is None:
+            st.badge("not configured", color="gray")
+        else:
+            st.badge("configured", color="green", icon=":material/check:")
+            st.caption(f"{md_text(dict(chosen.options).get('model', ''))} · offered in the sidebar")
+        st.caption(f"What it cannot give: {LANGCHAIN_LOST}.")
 
 
 # ---- local model (hf) ----------------------------------------------------------------------------
@@ -171,6 +182,10 @@ def chat_models(model: HfChatModel | None) -> dict[str, ChatModel]:
     chat = models.server_chat(server) if server is not None else None
     if server is not None and chat is not None:
         found[server.label] = chat
+    langchain = ui_state.backend_configs().get("langchain")
+    lc_chat = models.langchain_model(langchain) if langchain is not None else None
+    if langchain is not None and lc_chat is not None:
+        found[langchain.label] = lc_chat
     return found
 
 
@@ -264,6 +279,42 @@ def use_server(base_url: str, model: str, api_key: str) -> None:
     st.rerun()
 
 
+# ---- a LangChain chat model ----------------------------------------------------------------------
+
+
+def langchain_form() -> None:
+    st.subheader("LangChain chat model")
+    st.caption(f"Any chat model LangChain knows, for every method. Lost on this backend: {LANGCHAIN_LOST}.")
+    with st.form(f"{PAGE}.langchain"):
+        model = st.text_input("Model", key=f"{PAGE}.lc_model", placeholder="openai:gpt-4o-mini or mymodule:make_chat",
+                              help="provider:name as init_chat_model takes it (the provider's integration package "
+                                   "must be installed), or module:function returning a BaseChatModel (importable "
+                                   "from the folder the app was started in)")
+        base_url = st.text_input("Base URL", key=f"{PAGE}.lc_base_url", placeholder="http://127.0.0.1:8000/v1",
+                                 help="provider:name only: where the provider's server answers")
+        api_key = st.text_input("API key", key=f"{PAGE}.lc_api_key", type="password",
+                                help="provider:name only; never read from the environment. Not saved to disk.")
+        use = st.form_submit_button("Use this model", type="primary")
+    if use:
+        use_langchain(model.strip(), base_url, api_key)
+
+
+def use_langchain(model: str, base_url: str, api_key: str) -> None:
+    if not model:
+        st.error("Give provider:name (e.g. ollama:llama3) or module:function.")
+        return
+    try:
+        with st.spinner("Opening the chat model…"):
+            config = models.use_langchain(model, base_url, api_key)
+    except BackendError as exc:
+        st.error(md_text(f"Not accepted: {exc}"))  # may quote a module, URL or a provider's words
+        return
+    ui_state.configure_backend(config)
+    ui_state.post_notice(PAGE, ui_state.Notice("success", f"Pick *{md_text(config.label)}* under **Model** in the "
+                                                          "sidebar."))
+    st.rerun()
+
+
 # ---- the page ------------------------------------------------------------------------------------
 
 
@@ -279,6 +330,7 @@ def main() -> None:
     r2ag_training(model)
     try_prompt(model)
     server()
+    langchain_form()
 
 
 main()

@@ -1,5 +1,5 @@
-"""Models: load and unload the process's local HF model, point at an OpenAI-compatible server, send a model a
-test prompt, check the GPU, and keep the backends a user set up across restarts.
+"""Models: load and unload the process's local HF model, point at an OpenAI-compatible server or a LangChain chat
+model, send a model a test prompt, check the GPU, and keep the backends a user set up across restarts.
 
 The Models page imports model work only from here; torch is imported only when a model is loaded or the GPU
 is checked (engine.llm.hf and engine.llm.gpu import it inside functions, DESIGN §11).
@@ -31,17 +31,20 @@ from engine.llm.hf import (
     loaded_hf_model,
     unload_hf_model,
 )
+from engine.llm.langchain_chat import LOST as LANGCHAIN_LOST
+from engine.llm.langchain_chat import LangChainChatModel, langchain_chat
 from engine.llm.openai import OpenAIChatModel, check_connection, check_model
 
 __all__ = [
-    "CPU_QUANTIZATION_REASON", "DEVICES", "DTYPES", "NO_GPU_HINT", "OFFLINE", "QUANTIZATIONS", "BackendConfig",
-    "ChatModel", "Completion", "GpuStatus", "HfChatModel", "HfModelConfig", "OpenAIChatModel", "gib", "gpu_status",
-    "load_local", "loaded_local", "local_backend", "options_tuple", "read_backends", "server_backend", "server_chat",
-    "server_models", "train_r2ag_command", "try_prompt", "unload_local", "use_server", "write_backends",
+    "CPU_QUANTIZATION_REASON", "DEVICES", "DTYPES", "LANGCHAIN_LOST", "NO_GPU_HINT", "OFFLINE", "QUANTIZATIONS",
+    "BackendConfig", "ChatModel", "Completion", "GpuStatus", "HfChatModel", "HfModelConfig", "LangChainChatModel",
+    "OpenAIChatModel", "gib", "gpu_status", "langchain_model", "load_local", "loaded_local", "local_backend",
+    "options_tuple", "read_backends", "server_backend", "server_chat", "server_models", "train_r2ag_command",
+    "try_prompt", "unload_local", "use_langchain", "use_server", "write_backends",
 ]
 
 SECRET_OPTIONS = ("api_key",)  # never written to disk: after a restart a server that needs a key asks again
-SAVED_BACKENDS = ("hf", "openai")
+SAVED_BACKENDS = ("hf", "openai", "langchain")
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +155,25 @@ def server_chat(config: BackendConfig) -> OpenAIChatModel | None:
         return OpenAIChatModel(options["base_url"], options["model"], options.get("api_key", ""))
     except BackendError:
         return None  # it was validated when configured; a changed library would show up on the server form
+
+
+# ---- a LangChain chat model ------------------------------------------------------------------------------
+
+
+def use_langchain(model: str, base_url: str = "", api_key: str = "") -> BackendConfig:
+    """The sidebar's entry for a LangChain chat model (`provider:name` or `module:factory`), accepted once it
+    opens: the factory ran and returned a chat model, or init_chat_model took the settings (nothing is sent)."""
+    options = {"model": model.strip(), "base_url": base_url.strip(), "api_key": api_key}
+    langchain_chat(options)
+    return BackendConfig("langchain", f"langchain: {options['model']}", options_tuple(options))
+
+
+def langchain_model(config: BackendConfig) -> LangChainChatModel | None:
+    """The chat model of a configured LangChain backend; None if it no longer opens (a factory since broken)."""
+    try:
+        return langchain_chat(dict(config.options))
+    except BackendError:
+        return None
 
 
 # ---- trying a model -----------------------------------------------------------------------------------------

@@ -185,3 +185,19 @@ def test_an_unreachable_server_ends_the_run_with_a_message():
     chat = open_chat("langchain", {"model": f"openai:{MODEL}", "base_url": closed_port() + "/v1", "timeout_s": "2"})
     with pytest.raises(ServerUnreachable, match="no answer"):
         chat.complete(CHAT)
+
+
+# ---------------------------------------------------------------- the Models page's service
+
+
+def test_a_configured_langchain_model_is_saved_without_its_key_and_opens_again(factories, tmp_path):
+    from engine.app import models
+
+    config = models.use_langchain("my_chats:reader", api_key="sk-user")
+    assert config.label == "langchain: my_chats:reader"
+    models.write_backends(tmp_path / "backends.json", {"langchain": config})
+    saved = models.read_backends(tmp_path / "backends.json")["langchain"]
+    assert dict(saved.options) == {"model": "my_chats:reader"}
+    assert models.langchain_model(saved).complete(CHAT).text.startswith("Answer: 1906")
+    broken = models.BackendConfig("langchain", "langchain: x", (("model", "my_chats:broken"),))
+    assert models.langchain_model(broken) is None
