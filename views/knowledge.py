@@ -10,7 +10,19 @@ import streamlit as st
 import ui_state
 from components.safe import highlight_terms, md_text
 from engine.app import packs
-from engine.app.packs import ALLOWED_SUFFIXES, MAX_UPLOAD_MB, MinedRule, MiningConfig, Pack, Rule, SavedRules, Upload
+from engine.app.packs import (
+    ALLOWED_SUFFIXES,
+    MAX_UPLOAD_MB,
+    SPLITTERS,
+    IngestOptions,
+    MinedRule,
+    MiningConfig,
+    Pack,
+    Rule,
+    SavedRules,
+    SplitterConfig,
+    Upload,
+)
 from engine.app.runs import Workbench
 from engine.errors import PackError, RagscopeError
 from engine.trace import GraphDeltaStep
@@ -272,14 +284,49 @@ def table_height(rows: int, most: int = 600) -> int:
 
 def build() -> None:
     st.markdown("Upload files to make a new pack. Text, Markdown, HTML and PDF become documents; "
-                "a .jsonl holds document records; .tsv/.csv rows `head, relation, tail[, time]` become triples.")
+                "a .jsonl holds document records; .tsv/.csv rows `head, relation, tail[, time]` become triples "
+                "(or documents, with CSV text columns); a .json gives the items a JSON path selects.")
     with st.form(f"{PAGE}.build"):
         st.text_input("Pack name", key=f"{PAGE}.build_name", max_chars=64, placeholder="my-notes",
                       help="Letters, digits, '-' and '_'; it becomes the pack's folder name.")
         st.file_uploader("Files", type=[s.lstrip(".") for s in ALLOWED_SUFFIXES], accept_multiple_files=True,
                          key=f"{PAGE}.uploads", max_upload_size=MAX_UPLOAD_MB,
                          help=f"Up to {MAX_UPLOAD_MB} MB per file.")
+        with st.expander("Splitting, CSV and JSON"):
+            build_options()
         st.form_submit_button("Build", type="primary", on_click=build_clicked)
+
+
+def build_options() -> None:
+    left, mid, right = st.columns(3)
+    left.selectbox("Splitter", ["", *SPLITTERS], key=f"{PAGE}.splitter",
+                   format_func=lambda s: s or "ragscope paragraphs (default)",
+                   help="A LangChain text splitter; each piece it cuts is one retrieval chunk.")
+    mid.number_input("Chunk size", 0, 100_000, 0, key=f"{PAGE}.chunk_size",
+                     help="Characters (recursive, sentence) or word pieces (tokens, at most 256); 0: its default.")
+    right.number_input("Chunk overlap", -1, 10_000, -1, key=f"{PAGE}.chunk_overlap", help="-1: the default.")
+    left, mid, right = st.columns(3)
+    left.text_input("CSV text columns", key=f"{PAGE}.csv_columns", placeholder="body, summary",
+                    help="Each .csv row becomes a document of these columns; empty: .csv files hold triples.")
+    mid.text_input("CSV metadata columns", key=f"{PAGE}.csv_metadata", placeholder="title",
+                   help="Kept with each row; a 'title' column titles it.")
+    right.text_input("JSON path", key=f"{PAGE}.json_path", placeholder=".items[]",
+                     help="Which items of a .json become documents: a string, or an object's 'text' and 'title'.")
+
+
+def build_form_options() -> IngestOptions:
+    """The form's choices; the engine checks them (an out-of-range size is an error like any upload problem)."""
+    state = st.session_state
+    splitter = state.get(f"{PAGE}.splitter") or ""
+
+    def names(key: str) -> tuple[str, ...]:
+        return tuple(c.strip() for c in state.get(f"{PAGE}.{key}", "").split(",") if c.strip())
+
+    return IngestOptions(
+        splitter=SplitterConfig(splitter, int(state.get(f"{PAGE}.chunk_size", 0)),
+                                int(state.get(f"{PAGE}.chunk_overlap", -1))) if splitter else None,
+        csv_columns=names("csv_columns"), csv_metadata=names("csv_metadata"),
+        json_path=state.get(f"{PAGE}.json_path", "").strip())
 
 
 def build_clicked() -> None:
@@ -289,7 +336,8 @@ def build_clicked() -> None:
     bar = st.progress(0.0, text="Starting…")
     try:
         target = packs.build_from_uploads(uploads, name, ui_state.settings(), ui_state.available_packs(),
-                                          progress=lambda fraction, text: bar.progress(fraction, text=text))
+                                          progress=lambda fraction, text: bar.progress(fraction, text=text),
+                                          options=build_form_options())
     except PackError as exc:  # IngestError too: every problem, and nothing was written
         ui_state.post_notice(PAGE, ui_state.Notice("error", problems_text("Nothing was written", exc.problems)))
         return
