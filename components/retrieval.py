@@ -15,13 +15,15 @@ def render_retrieval(step: RetrievalStep, *, key: str) -> None:
     if not step.hits:
         st.caption("Nothing came back for this query.")
         return
-    low = min(h.score for h in step.hits)
-    high = max(h.score for h in step.hits)
-    rows = [{"rank": h.rank, "score": h.score, "relative": (h.score - low) / (high - low) if high > low else 1.0,
+    scores = [h.score for h in step.hits if h.score is not None]
+    low, high = min(scores, default=0.0), max(scores, default=0.0)
+    rows = [{"rank": h.rank, "score": "no score" if h.score is None else f"{h.score:.4f}",
+             "relative": None if h.score is None else (h.score - low) / (high - low) if high > low else 1.0,
              "title": h.title, "doc": h.doc_id, "why": h.provenance or "—", "text": h.text[:240]}
             for h in step.hits]
     st.dataframe(rows, key=f"{key}.table", hide_index=True, width="stretch", column_config={
-        "score": st.column_config.NumberColumn("score", format="%.4f", help="the retriever's own score"),
+        "score": st.column_config.TextColumn("score", help="the retriever's own score; many LangChain retrievers "
+                                                           "give none"),
         "relative": st.column_config.ProgressColumn("vs. best", min_value=0.0, max_value=1.0, format="%.2f",
                                                     help="score relative to the lowest and highest hit of this list"),
         "why": st.column_config.TextColumn("why", help=WHY),
@@ -30,6 +32,11 @@ def render_retrieval(step: RetrievalStep, *, key: str) -> None:
     terms = step.query_terms
     with st.expander("Read the chunks", expanded=False):
         for h in step.hits:
-            st.markdown(f"**{h.rank}. {md_text(h.title)}** · `{h.chunk_id}` · score {h.score:.4f}"
+            st.markdown(f"**{h.rank}. {md_text(h.title)}** · `{h.chunk_id}` · {shown_score(h.score)}"
                         + (f" · pulled by {md_text(h.provenance)}" if h.provenance else ""))
             st.markdown(highlight_terms(h.text, terms))
+
+
+def shown_score(score: float | None) -> str:
+    """"score 0.8123", or "no score" when the retriever gave none: never a made-up number."""
+    return "no score" if score is None else f"score {score:.4f}"

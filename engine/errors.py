@@ -57,3 +57,8 @@ class MethodError(RagscopeError):
 
 class CheckpointError(RagscopeError):
     """A trained model file (e.g. an R2-Former) is missing, unreadable or was trained for another setup."""
+
+
+class RetrieverError(RagscopeError):
+    """A user's own retriever (a file, an entry point or `module:factory`) cannot be loaded or built, or gave back
+    something that is not LangChain Documents; the message names where it came from."""

@@ -9,15 +9,26 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from engine.errors import RagscopeError
 
 
+@runtime_checkable
+class OpenChoices(Protocol):
+    """Choices known only when asked, e.g. `retriever=` with the user's own retrievers (issue 25): iterating
+    gives the names a form offers now; `check` accepts those and any value the list cannot enumerate (a
+    `module:factory`), and raises RagscopeError saying why for anything else."""
+
+    def __iter__(self) -> Iterator[str]: ...
+
+    def check(self, value: str) -> None: ...
+
+
 def param(default: Any, *, help: str, min: float | None = None, max: float | None = None,
-          choices: tuple[str, ...] = ()) -> Any:
+          choices: tuple[str, ...] | OpenChoices = ()) -> Any:
     return field(default=default, metadata={"help": help, "min": min, "max": max, "choices": choices})
 
 
@@ -29,16 +40,19 @@ class ParamSpec:
     help: str
     min: float | None
     max: float | None
-    choices: tuple[str, ...]
+    choices: tuple[str, ...]  # as of when the spec was read, for open choices
+    check: Callable[[str], None] | None = None  # an open choice's own check (replaces `in choices`)
 
 
 def param_specs(params_cls: type) -> tuple[ParamSpec, ...]:
     specs = []
     for f in dataclasses.fields(params_cls):
         meta = f.metadata
+        declared = meta.get("choices", ())
         specs.append(ParamSpec(name=f.name, type=type(f.default), default=f.default,
                                help=meta.get("help", ""), min=meta.get("min"), max=meta.get("max"),
-                               choices=tuple(meta.get("choices", ()))))
+                               choices=tuple(declared),
+                               check=declared.check if isinstance(declared, OpenChoices) else None))
     return tuple(specs)
 
 
@@ -90,7 +104,9 @@ def _coerce(spec: ParamSpec, value: Any) -> Any:
     # nan fails every comparison below (all are False) and would pass them, so it is refused by name
     if isinstance(coerced, float) and not math.isfinite(coerced):
         raise RagscopeError(f"parameter {spec.name}={_shown(value)} is not a finite number; allowed: {_allowed(spec)}")
-    if spec.choices and coerced not in spec.choices:
+    if spec.check is not None:
+        spec.check(coerced)
+    elif spec.choices and coerced not in spec.choices:
         raise RagscopeError(f"parameter {spec.name}={_shown(coerced)}; allowed: {_allowed(spec)}")
     if spec.min is not None and coerced < spec.min or spec.max is not None and coerced > spec.max:
         raise RagscopeError(f"parameter {spec.name}={_shown(coerced)} outside [{spec.min}, {spec.max}]")

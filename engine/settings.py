@@ -38,6 +38,11 @@ class Settings:
         return self.home / "methods"
 
     @property
+    def retrievers(self) -> Path:
+        """The user's own LangChain retrievers, one factory file each (engine.retrieval.user)."""
+        return self.home / "retrievers"
+
+    @property
     def bm25(self) -> Path:
         """The BM25 indexes, beside the Chroma one (engine.retrieval.sparse)."""
         return self.home / "bm25"

@@ -26,13 +26,15 @@ Scalar = str | int | float | bool | None
 
 @dataclass(frozen=True)
 class Hit:
-    """One retrieved chunk; `provenance` says what pulled it (rule, sub-query, entity)."""
+    """One retrieved chunk; `provenance` says what pulled it (rule, sub-query, entity). `score` is None when the
+    retriever gives none (most LangChain retrievers, e.g. a vector store's `as_retriever()`): shown as "no score",
+    never made up."""
 
     doc_id: str
     chunk_id: str
     title: str
     text: str
-    score: float
+    score: float | None
     rank: int
     retriever: str = ""
     provenance: str = ""

@@ -21,6 +21,7 @@ from engine.live import Partial
 from engine.methods.base import METHODS, method_ids
 from engine.methods.plugins import load_plugins
 from engine.params import AnswerPolicy, ParamSpec, build_params, param_specs, split_policy
+from engine.retrieval.user import user_retrievers
 from engine.runner import Run, Workbench
 from engine.runs import RunStore, RunSummary
 from engine.settings import Settings
@@ -85,8 +86,8 @@ def recorded_settings(trace: Trace) -> dict[str, Any]:
 
 
 def plugin_problems() -> tuple[str, ...]:
-    """Why each of the user's plugins that failed to load was left out."""
-    return tuple(str(problem) for problem in load_plugins().problems)
+    """Why each of the user's plugins that failed to load was left out: methods, then retrievers."""
+    return tuple(str(problem) for problem in (*load_plugins().problems, *user_retrievers().problems))
 
 
 # ---- asking ------------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ from langchain_core.documents import Document as LcDocument
 from langchain_core.retrievers import BaseRetriever
 
 from engine.cache import Registry
-from engine.errors import UnknownNameError
 from engine.knowledge.chunking import Chunk, ChunkingConfig, chunk_documents
 from engine.knowledge.records import Pack
 from engine.retrieval.embedder import Embedder, load_embedder
@@ -18,11 +17,14 @@ from engine.retrieval.index import ChunkIndex, Progress, SyncReport, chroma_clie
 from engine.retrieval.query_encoder import FINETUNED_RETRIEVER, FinetunedDenseRetriever, load_query_encoder
 from engine.retrieval.retrievers import BM25Retriever, DenseRetriever, HybridRetriever
 from engine.retrieval.sparse import SparseIndex, open_sparse, sparse_folder
+from engine.retrieval.user import RetrieverInputs, RetrieverNames, UserRetriever, build, resolve
 from engine.settings import Settings
 from engine.trace import Hit
 
 # "dense-ft" needs a query encoder trained by `python -m engine train-retriever` (RuleRAG-FT)
-RETRIEVER_NAMES = ("hybrid", "dense", "bm25", FINETUNED_RETRIEVER)
+BUILTIN_RETRIEVERS = ("hybrid", "dense", "bm25", FINETUNED_RETRIEVER)
+# every method's `retriever=` choices: the built-ins, then the user's own (engine.retrieval.user)
+RETRIEVER_NAMES = RetrieverNames()
 
 
 def pack_key(pack: Pack) -> str:
@@ -40,6 +42,7 @@ class Retrieval:
         self._embedder = embedder
         self._synced = False
         self._lock = threading.Lock()
+        self._users: Registry[str, UserRetriever] = Registry()
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -75,8 +78,9 @@ class Retrieval:
             return report
 
     def retriever(self, name: str = "hybrid", k: int = 5) -> BaseRetriever:
-        if name not in RETRIEVER_NAMES:
-            raise UnknownNameError(f"unknown retriever {name!r}; known: {', '.join(RETRIEVER_NAMES)}")
+        """A built-in by name, or a user's retriever (its factory called once per pack and process)."""
+        if name not in BUILTIN_RETRIEVERS:
+            return self._users.get(name, lambda: self._user(name)).model_copy(update={"k": k})
         if name == "bm25":
             return self._bm25.model_copy(update={"k": k})
         if name == FINETUNED_RETRIEVER:
@@ -85,6 +89,11 @@ class Retrieval:
             return FinetunedDenseRetriever(chunks=self.chunks_by_id, index=self.index, embedder=encoder, k=k)
         self.ensure_index()
         return (self._dense if name == "dense" else self._hybrid).model_copy(update={"k": k})
+
+    def _user(self, name: str) -> UserRetriever:
+        found = resolve(name, self.settings)
+        inner = build(found, RetrieverInputs(self.pack, self))
+        return UserRetriever(name=name, source=found.source, inner=inner, chunks=self.chunks_by_id)
 
     # Built once and copied per call: validating the chunk map costs ~25 ms per 100k chunks, ten times a query.
     @cached_property
@@ -109,10 +118,11 @@ class Retrieval:
 
 
 def hits_from_documents(docs: list[LcDocument], provenance: str = "") -> tuple[Hit, ...]:
+    """Our retrievers' Documents (engine.retrieval.retrievers, user.UserRetriever) as hits; score None stays None."""
     return tuple(
         Hit(doc_id=d.metadata["doc_id"], chunk_id=d.metadata["chunk_id"], title=d.metadata["title"],
-            text=d.page_content, score=float(d.metadata["score"]), rank=int(d.metadata["rank"]),
-            retriever=d.metadata["retriever"], provenance=provenance)
+            text=d.page_content, score=None if d.metadata["score"] is None else float(d.metadata["score"]),
+            rank=int(d.metadata["rank"]), retriever=d.metadata["retriever"], provenance=provenance)
         for d in docs
     )
 
