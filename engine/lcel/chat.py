@@ -15,7 +15,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import ConfigDict
+from pydantic import ConfigDict, Field
 
 from engine.errors import BackendError
 from engine.llm.chat import ChatModel, GenerationSettings, Message
@@ -67,7 +67,7 @@ class ReaderChatModel(BaseChatModel):
     reader: Any  # engine.tools.base.Reader
     question: str
     hits: Callable[[], Sequence[Hit]]  # what the run's retrievers returned, read at call time
-    readings: list[Reading] = []  # what it read, for the answer's citations and confidence
+    readings: list[Reading] = Field(default_factory=list)  # what it read: the answer's citations and confidence
 
     @property
     def _llm_type(self) -> str:
