@@ -17,6 +17,7 @@ from engine.errors import BackendError, MethodError, RunCancelled
 from engine.lcel import LcelParams, lcel_method
 from engine.lcel.method import run_chain
 from engine.lcel.steps import MAX_OUTPUT_CHARS
+from engine.live import Partial, listening
 from engine.methods import RunContext, method_ids
 from engine.params import AnswerPolicy
 from engine.tools.bundle import llm_bundle
@@ -24,6 +25,7 @@ from engine.trace import AnswerStep, DecisionStep, LlmCallStep, RetrievalStep
 from fake_chat import FailingChat, ScriptedChat
 from paths import MINI_PACK, ROOT
 from plugin_home import write_plugin
+from tools.test_llm_call_streaming import StreamingChat
 
 EXAMPLE = ROOT / "examples" / "lcel" / "lcel_stuff.py"  # the README's example, loaded as it is
 QUESTION = "When was Grace Hopper born?"
@@ -187,6 +189,14 @@ def test_stop_ends_the_run_at_once_and_the_chain_at_its_next_event(mini_workbenc
     gate.set()
     assert chain_ended.wait(30) and chat.sent == []  # the model call after the Stop was never made
     assert "RunCancelled" in errors[0]
+
+
+def test_a_watching_page_hears_the_chains_model_reply_as_it_is_written(mini_workbench):
+    heard = []
+    with listening(heard.append):  # what Run.live() sets for the thread that runs the method
+        steps = list(run_chain(stuffed, QUESTION, QUESTION, context(mini_workbench, StreamingChat(), k=2)))
+    assert heard == [Partial("chat model", "Shakes"), Partial("chat model", "Shakespeare")]
+    assert steps[-1].text == "Shakespeare"
 
 
 def test_langsmith_tracing_stays_off_though_the_environment_asks_for_it(mini_workbench, monkeypatch):
