@@ -105,7 +105,10 @@ def _coerce(spec: ParamSpec, value: Any) -> Any:
     if isinstance(coerced, float) and not math.isfinite(coerced):
         raise RagscopeError(f"parameter {spec.name}={_shown(value)} is not a finite number; allowed: {_allowed(spec)}")
     if spec.check is not None:
-        spec.check(coerced)
+        try:
+            spec.check(coerced)
+        except RagscopeError as exc:
+            raise type(exc)(f"parameter {spec.name}={_shown(coerced)}: {exc}") from None
     elif spec.choices and coerced not in spec.choices:
         raise RagscopeError(f"parameter {spec.name}={_shown(coerced)}; allowed: {_allowed(spec)}")
     if spec.min is not None and coerced < spec.min or spec.max is not None and coerced > spec.max:

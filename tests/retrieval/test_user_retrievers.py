@@ -214,3 +214,25 @@ def test_a_hit_with_no_score_shows_no_score():
     assert not at.exception
     assert list(at.dataframe[0].value["score"]) == ["no score", "no score"]
     assert Hit("d", "c", "t", "x", None, 1).score is None
+
+
+def test_an_entry_point_is_a_choice_named_after_it(home, tmp_path, monkeypatch):
+    from importlib.metadata import EntryPoint
+
+    from engine.retrieval import user
+
+    (tmp_path / "team_stores.py").write_text((EXAMPLES / "in_memory.py").read_text(encoding="utf-8"),
+                                             encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    points = [EntryPoint("team_store", "team_stores:make_retriever", user.ENTRY_POINT_GROUP),
+              EntryPoint("in_memory", "team_stores:make_retriever", user.ENTRY_POINT_GROUP),
+              EntryPoint("missing", "team_stores:nothing_here", user.ENTRY_POINT_GROUP)]
+    monkeypatch.setattr(user, "entry_points", lambda group: [p for p in points if p.group == group])
+    loaded = user.load_from(home / "retrievers")
+    assert loaded.names == ("ensemble", "in_memory", "team_store")
+    assert [f.source for f in loaded.found][-1] == "entry point team_store = team_stores:make_retriever"
+    assert [str(p) for p in loaded.problems] == [
+        "Retriever entry point in_memory = team_stores:make_retriever was not loaded: the name 'in_memory' is "
+        "taken; rename it (taken: hybrid, dense, bm25, dense-ft, ensemble, in_memory)",
+        "Retriever entry point missing = team_stores:nothing_here was not loaded: AttributeError: module "
+        "'team_stores' has no attribute 'nothing_here'"]
