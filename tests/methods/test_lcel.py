@@ -199,11 +199,23 @@ def test_a_watching_page_hears_the_chains_model_reply_as_it_is_written(mini_work
     assert steps[-1].text == "Shakespeare"
 
 
-def test_langsmith_tracing_stays_off_though_the_environment_asks_for_it(mini_workbench, monkeypatch):
-    from langsmith.utils import tracing_is_enabled
+@pytest.fixture()
+def tracing_asked(monkeypatch):
+    """LangSmith tracing switched on by the environment; langsmith caches what it read there, so the cache is
+    emptied before and after (else every later LangChain call in this process would try to send traces)."""
+    from langsmith.utils import get_env_var
 
+    get_env_var.cache_clear()
     monkeypatch.setenv("LANGSMITH_TRACING", "true")
     monkeypatch.setenv("LANGCHAIN_TRACING_V2", "true")
+    yield
+    monkeypatch.undo()
+    get_env_var.cache_clear()
+
+
+def test_langsmith_tracing_stays_off_though_the_environment_asks_for_it(mini_workbench, tracing_asked):
+    from langsmith.utils import tracing_is_enabled
+
     assert tracing_is_enabled()  # what a plain invoke would do here
     seen = []
     list(run_chain(lambda tools: RunnableLambda(lambda q: seen.append(tracing_is_enabled()) or "ok"),
