@@ -3,8 +3,11 @@ against the loopback OpenAI-compatible server (no key from the environment, noth
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import textwrap
-import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +23,7 @@ from engine.methods.base import method_ids
 from engine.runner import Workbench
 from engine.trace import AnswerStep, AttentionStep, ErrorStep, LlmCallStep
 from fake_chat_server import MODEL, Answerer, ChatServer, closed_port
-from paths import MINI_PACK
+from paths import MINI_PACK, ROOT
 
 QUESTION = "When was Grace Hopper born?"
 CHAT = [Message("system", "Answer briefly."), Message("user", "Who wrote Hamlet?")]
@@ -101,6 +104,16 @@ def test_provider_model_and_module_factory_are_told_apart(spec, factory):
     assert is_factory(spec) is factory
 
 
+def test_other_backends_and_the_models_page_service_never_import_langchain():
+    """The LangChain graph stays out of app start-up: open_chat imports this backend for every backend."""
+    code = ("import sys; import engine.app.models; from engine.llm.base import open_chat; open_chat('offline'); "
+            "sys.exit(sorted(m for m in sys.modules if m.split('.')[0] in ('langchain', 'langchain_core', "
+            "'langgraph', 'langsmith', 'openai')) or 0)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
 # ---------------------------------------------------------------- calls: streaming, stop, bound, failure
 
 
@@ -138,12 +151,32 @@ def test_a_failing_provider_becomes_an_error_step_not_a_crash(mini_pack, setting
 
 @pytest.fixture
 def environment_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An OpenAI account in the environment, and LangSmith tracing asked for: none of it may be used."""
+    """An OpenAI account in the environment: none of it may be used."""
     for name, value in {"OPENAI_API_KEY": SENTINEL, "OPENAI_ORG_ID": "org-sentinel",
-                        "OPENAI_PROJECT_ID": "proj-sentinel", "OPENAI_API_BASE": closed_port() + "/v1",
-                        "LANGSMITH_TRACING": "true", "LANGCHAIN_TRACING_V2": "true",
-                        "LANGSMITH_API_KEY": SENTINEL}.items():
+                        "OPENAI_PROJECT_ID": "proj-sentinel", "OPENAI_API_BASE": closed_port() + "/v1"}.items():
         monkeypatch.setenv(name, value)
+
+
+@pytest.fixture
+def tracing_asked(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, str]]]:
+    """LangSmith tracing switched on in the environment (towards a closed loopback port, should anything be
+    sent); the runs a LangSmith tracer starts, recorded."""
+    from langchain_core.tracers.langchain import LangChainTracer
+    from langsmith import utils
+
+    for name, value in {"LANGSMITH_TRACING": "true", "LANGCHAIN_TRACING_V2": "true", "LANGSMITH_API_KEY": SENTINEL,
+                        "LANGSMITH_ENDPOINT": closed_port()}.items():
+        monkeypatch.setenv(name, value)
+    utils.get_env_var.cache_clear()  # langsmith reads the environment once and caches it
+    started: list[tuple[str, str]] = []
+    start = LangChainTracer._start_trace
+    monkeypatch.setattr(LangChainTracer, "_start_trace",
+                        lambda self, run: (started.append((run.run_type, run.name)), start(self, run))[1])
+    monkeypatch.setattr(LangChainTracer, "_persist_run_single", lambda self, run: None)  # recorded, never posted
+    monkeypatch.setattr(LangChainTracer, "_update_run_single", staticmethod(lambda run: None))
+    yield started
+    monkeypatch.undo()
+    utils.get_env_var.cache_clear()
 
 
 def sent_headers(server: ChatServer) -> list[str]:
@@ -151,12 +184,10 @@ def sent_headers(server: ChatServer) -> list[str]:
 
 
 def test_init_chat_model_openai_asks_the_loopback_server_with_no_key_from_the_environment(
-        chat_server, environment_keys, monkeypatch):
-    monkeypatch.setenv("LANGSMITH_ENDPOINT", chat_server.url)  # a trace, if one were sent, would land here
+        chat_server, environment_keys, tracing_asked):
     chat_server.answerer = Answerer(tokens=("Shake", "speare"), prompt_tokens=11)
     chat = open_chat("langchain", {"model": f"openai:{MODEL}", "base_url": chat_server.url + "/v1"})
     done = chat.complete(CHAT, GenerationSettings(max_new_tokens=7, temperature=0.0))
-    time.sleep(0.3)  # a background tracer would have posted by now
     assert done.text == "Shakespeare" and (done.tokens_in, done.tokens_out) == (11, 2)
     assert [r["path"] for r in chat_server.requests] == ["/v1/chat/completions"]
     body = chat_server.requests[0]["body"]
@@ -164,6 +195,13 @@ def test_init_chat_model_openai_asks_the_loopback_server_with_no_key_from_the_en
     assert body["temperature"] == 0.0 and body["model"] == MODEL
     headers = " ".join(sent_headers(chat_server)).lower()
     assert "sentinel" not in headers and SENTINEL.lower() not in headers and "authorization" not in headers
+    assert tracing_asked == []  # LANGSMITH_TRACING in the environment does not switch tracing on
+
+
+def test_the_tracing_spy_sees_a_model_called_outside_the_backend(tracing_asked):
+    """The check above can fail: the same fake model, invoked directly, is traced."""
+    FakeListChatModel(responses=["x"]).invoke("hi")
+    assert [kind for kind, _name in tracing_asked] == ["llm"]
 
 
 def test_a_key_the_user_gives_is_sent(chat_server, environment_keys):
@@ -201,3 +239,13 @@ def test_a_configured_langchain_model_is_saved_without_its_key_and_opens_again(f
     assert models.langchain_model(saved).complete(CHAT).text.startswith("Answer: 1906")
     broken = models.BackendConfig("langchain", "langchain: x", (("model", "my_chats:broken"),))
     assert models.langchain_model(broken) is None
+
+
+def test_cli_ask_through_init_chat_model_on_the_loopback_server(ragscope_home, chat_server, environment_keys, capsys):
+    chat_server.answerer = Answerer(tokens=("Answer: 1906\n", "Evidence: 1"))
+    argv = ["ask", "--pack", str(MINI_PACK), "--backend", "langchain", "--model", f"openai:{MODEL}",
+            "--base-url", chat_server.url + "/v1", QUESTION]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "answer: 1906" in out and f"langchain: openai:{MODEL}" in out
+    assert {r["path"] for r in chat_server.requests} == {"/v1/chat/completions"}
