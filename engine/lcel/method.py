@@ -20,7 +20,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable
 
-from engine.errors import MethodError, RunCancelled
+from engine.errors import MethodError, RunCancelled, ServerUnreachable
 from engine.lcel.chat import BackendChatModel, ReaderChatModel
 from engine.lcel.steps import MAX_OUTPUT_CHARS, StepRecorder, capped
 from engine.methods.base import Method, RunContext, register
@@ -84,8 +84,8 @@ def run_chain(build: Build, given: Any, question: str, ctx: RunContext) -> Itera
         if what == "step":
             yield value
         elif what == "failed":
-            if isinstance(value, RunCancelled):
-                raise value
+            if isinstance(value, (RunCancelled, ServerUnreachable)):
+                raise value  # the run says these once: "Stopped", or that the server cannot be reached
             error = recorder.error_step("chain", value)  # None when a callback recorded it where it happened
             if error is not None:
                 yield error
@@ -105,9 +105,13 @@ def _built(build: Build, question: str, ctx: RunContext,
     if ctx.tools.chat is None:
         reader = ReaderChatModel(reader=ctx.tools.reader, question=question, hits=lambda: recorder.hits)
     chat = reader or BackendChatModel(chat=ctx.tools.chat, max_new_tokens=params.max_new_tokens)
-    chain = build(LcelTools(retriever=retriever, chat_model=chat, params=params))
+    name = getattr(build, "__qualname__", repr(build))
+    try:
+        chain = build(LcelTools(retriever=retriever, chat_model=chat, params=params))
+    except Exception as exc:  # the user's code: its failure is named as theirs, not as a ragscope bug
+        raise MethodError(f"{name!r} failed to build the chain: {type(exc).__name__}: {exc}") from exc
     if not isinstance(chain, Runnable):
-        raise MethodError(f"{getattr(build, '__qualname__', build)!r} returned {type(chain).__name__}, not a "
+        raise MethodError(f"{name!r} returned {type(chain).__name__}, not a "
                           "LangChain runnable; return the chain, e.g. retriever | prompt | chat_model | parser")
     return chain, reader
 

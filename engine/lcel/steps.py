@@ -20,7 +20,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import LLMResult
 
-from engine.errors import RunCancelled
+from engine.errors import RunCancelled, ServerUnreachable
 from engine.trace import DecisionStep, ErrorStep, Hit, LlmCallStep, RetrievalStep, Step
 
 MAX_PROMPT_CHARS = 20_000  # a long stuffed prompt still shows its instructions and the start of its evidence
@@ -154,8 +154,9 @@ class StepRecorder(BaseCallbackHandler):
             self.emit(step)
 
     def error_step(self, where: str, error: BaseException) -> ErrorStep | None:
-        """The error's step, or None when it was recorded already (or is the user's Stop, not an error)."""
-        if isinstance(error, RunCancelled) or id(error) in self._failures:
+        """The error's step, or None when it was recorded already, or when the run itself says it once (the
+        user's Stop, a model server that cannot be reached)."""
+        if isinstance(error, (RunCancelled, ServerUnreachable)) or id(error) in self._failures:
             return None
         self._failures.add(id(error))
         return ErrorStep(iteration=self.iteration, title=f"The {where} failed",

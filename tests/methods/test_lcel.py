@@ -13,7 +13,7 @@ from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import tool
 
 from engine.cli import main
-from engine.errors import BackendError, MethodError, RunCancelled
+from engine.errors import BackendError, MethodError, RunCancelled, ServerUnreachable
 from engine.lcel import LcelParams, lcel_method
 from engine.lcel.method import run_chain
 from engine.lcel.steps import MAX_OUTPUT_CHARS
@@ -232,6 +232,22 @@ def test_a_build_that_returns_no_runnable_is_a_method_error_naming_it(mini_workb
 
     with pytest.raises(MethodError, match=r"build' returned str, not a LangChain runnable; return the chain"):
         list(run_chain(build, QUESTION, QUESTION, context(mini_workbench)))
+
+
+def test_a_build_that_raises_is_a_method_error_naming_it_and_its_reason(mini_workbench):
+    def build(tools):
+        return tools.retriever | {}["prompt"]
+
+    with pytest.raises(MethodError, match=r"build' failed to build the chain: KeyError: 'prompt'"):
+        list(run_chain(build, QUESTION, QUESTION, context(mini_workbench)))
+
+
+def test_a_model_server_that_cannot_be_reached_ends_the_run_as_the_runner_says_it(mini_workbench):
+    chat = FailingChat(ServerUnreachable("nothing answers at http://127.0.0.1:9"))
+    steps = run_chain(stuffed, QUESTION, QUESTION, context(mini_workbench, chat, k=2))
+    assert isinstance(next(steps), RetrievalStep)
+    with pytest.raises(ServerUnreachable, match="nothing answers"):
+        next(steps)  # no error step of ours: the runner's "Model server unreachable" says it once
 
 
 def test_lcel_method_refuses_a_build_that_is_not_a_function_and_a_taken_id(plugin_home):
