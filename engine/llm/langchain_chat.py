@@ -53,7 +53,6 @@ class LangChainChatModel:
     and the deadline hold even for a model that honours neither."""
 
     backend = BACKEND
-    captures_attention = False
 
     def __init__(self, chat: BaseChatModel, model: str, timeout_s: float = 60):
         if not timeout_s > 0:

@@ -136,6 +136,12 @@ def test_a_model_without_a_max_tokens_field_is_cut_at_that_many_words():
     assert chat.complete(CHAT, GenerationSettings(max_new_tokens=3)).text == "one two three"
 
 
+def test_a_reply_that_outlasts_the_deadline_ends_the_run():
+    slow = LangChainChatModel(FakeListChatModel(responses=["a slow reply"], sleep=0.1), "slow", timeout_s=0.25)
+    with pytest.raises(ServerUnreachable, match=r"more than 0.25 s"):
+        slow.complete(CHAT)
+
+
 def test_a_failing_provider_becomes_an_error_step_not_a_crash(mini_pack, settings, factories, monkeypatch):
     import my_chats  # the fixture's module
 
