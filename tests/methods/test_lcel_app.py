@@ -52,3 +52,12 @@ def test_eval_scores_the_lcel_example_on_the_mini_pack(plugin_home, tmp_path):
     traces = [json.loads(line) for line in (out / "traces.jsonl").read_text().splitlines()]
     assert len(traces) == 2 and {t["method"] for t in traces} == {"lcel_stuff"}
     assert traces[1]["steps"][-1]["text"] == "1906"  # mq2: When was Grace Hopper born?
+
+
+def test_the_demo_tour_stops_at_the_lcel_example_too(app_home, open_app):
+    at = open_app("views/demo.py", timeout=300)
+    at.slider(key="demo.pace").set_value(0.5)
+    at.button(key="demo.start").click().run()  # the tour plays to its end: the plugin, registered last
+    assert not at.exception
+    assert at.session_state["demo.tour"].stops[-1].method == "lcel_stuff"
+    assert any(s.value.endswith(": LCEL stuff chain") for s in at.subheader)
