@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine.app import runs
-from engine.errors import IngestError
+from engine.errors import IngestError, PackError
 from engine.knowledge.chunking import chunk_documents
 from engine.knowledge.ingest import IngestOptions, ingest_paths
 from engine.knowledge.loader import load_pack
@@ -77,3 +77,10 @@ def test_a_piece_longer_than_a_document_line_is_cut(tmp_path):
     path.write_text("x" * 250_000, encoding="utf-8")
     pack = ingest_paths([path], "long", options=IngestOptions(splitter=SplitterConfig("sentence", 100_000, 0)))
     assert [len(d.text) for d in pack.documents] == [100_000, 100_000, 50_000]
+
+
+def test_a_splitter_field_that_is_not_text_is_a_pack_problem(make_pack):
+    record = '{"id": "a", "title": "A", "text": "Some text.", "splitter": 3}\n'
+    with pytest.raises(PackError, match=r"documents.jsonl:1: field 'splitter' must be str, got int"):
+        load_pack(make_pack(files={"documents.jsonl": record, "questions.jsonl": None, "rules.jsonl": None,
+                                   "pages.jsonl": None}))
