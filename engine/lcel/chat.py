@@ -20,15 +20,19 @@ from pydantic import ConfigDict, Field
 from engine.errors import BackendError
 from engine.llm.chat import ChatModel, GenerationSettings, Message
 from engine.tools.base import Reader, Reading
-from engine.trace import ErrorStep, Hit, LlmCallStep
+from engine.trace import ErrorStep, Hit, LlmCallStep, TokenLogprob
 
 READER_LABEL = "reader (reads the retrieved chunks, not the prompt)"
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
 
 
-def _result(text: str, tokens_in: int = 0, tokens_out: int = 0) -> ChatResult:
+def _result(text: str, tokens_in: int = 0, tokens_out: int = 0, logprobs: Sequence[TokenLogprob] = ()) -> ChatResult:
+    """The reply as LangChain's chat models give it: token usage, and logprobs in OpenAI's shape, which
+    LangChain's OpenAI model uses too, so the step recorder reads one shape from either."""
     usage = {"input_tokens": tokens_in, "output_tokens": tokens_out, "total_tokens": tokens_in + tokens_out}
-    return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text, usage_metadata=usage))])
+    scored = {"logprobs": {"content": [{"token": t.token, "logprob": t.logprob} for t in logprobs]}} if logprobs else {}
+    message = AIMessage(content=text, usage_metadata=usage, response_metadata=scored)
+    return ChatResult(generations=[ChatGeneration(message=message)])
 
 
 class BackendChatModel(BaseChatModel):
@@ -57,7 +61,9 @@ class BackendChatModel(BaseChatModel):
         if reply.failed:  # LangChain's error path: the handler records it, a fallback in the chain may catch it
             raise BackendError(next((s.message for s in reply.steps if isinstance(s, ErrorStep)), "the model failed"))
         call = next((s for s in reply.steps if isinstance(s, LlmCallStep)), None)
-        return _result(reply.text, call.tokens_in if call else 0, call.tokens_out if call else 0)
+        if call is None:
+            return _result(reply.text)
+        return _result(reply.text, call.tokens_in, call.tokens_out, call.logprobs)
 
 
 class ReaderChatModel(BaseChatModel):

@@ -21,12 +21,13 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import LLMResult
 
 from engine.errors import RunCancelled, ServerUnreachable
-from engine.trace import DecisionStep, ErrorStep, Hit, LlmCallStep, RetrievalStep, Step
+from engine.trace import DecisionStep, ErrorStep, Hit, LlmCallStep, RetrievalStep, Step, TokenLogprob
 
 MAX_PROMPT_CHARS = 20_000  # a long stuffed prompt still shows its instructions and the start of its evidence
 MAX_OUTPUT_CHARS = 8_000
 MAX_HITS = 50
 MAX_HIT_CHARS = 4_000
+MAX_LOGPROBS = 2_000  # tokens of one reply
 
 
 def capped(text: str, limit: int) -> str:
@@ -119,7 +120,8 @@ class StepRecorder(BaseCallbackHandler):
         latency = round((time.perf_counter() - started) * 1000, 2)
         self.emit(LlmCallStep(iteration=self.iteration, title=f"Model call ({backend})", role="chat model",
                               prompt=capped(prompt, MAX_PROMPT_CHARS), output=capped(output, MAX_OUTPUT_CHARS),
-                              tokens_in=tokens_in, tokens_out=tokens_out, latency_ms=latency, backend=backend))
+                              tokens_in=tokens_in, tokens_out=tokens_out, latency_ms=latency, backend=backend,
+                              logprobs=token_logprobs(generation)))
 
     # ---- tools: a decision step, since a tool's input and output are any text (a calculation step
     # would need a number, and would feed the calibration's derived results with whatever the tool said)
@@ -161,6 +163,17 @@ class StepRecorder(BaseCallbackHandler):
         self._failures.add(id(error))
         return ErrorStep(iteration=self.iteration, title=f"The {where} failed",
                          message=capped(f"{type(error).__name__}: {error}", MAX_OUTPUT_CHARS))
+
+
+def token_logprobs(generation: Any) -> tuple[TokenLogprob, ...]:
+    """The reply's tokens and logprobs when the model gave them, in OpenAI's shape (`{"content": [{"token",
+    "logprob"}, …]}` in the message's response metadata or the generation's info); () when it gave none."""
+    message = getattr(generation, "message", None)
+    found = (getattr(message, "response_metadata", None) or {}).get("logprobs") \
+        or (getattr(generation, "generation_info", None) or {}).get("logprobs") or {}
+    content = found.get("content") if isinstance(found, dict) else None
+    return tuple(TokenLogprob(str(t["token"]), float(t["logprob"])) for t in (content or [])[:MAX_LOGPROBS]
+                 if isinstance(t, dict) and "token" in t and "logprob" in t)
 
 
 def token_counts(response: LLMResult) -> tuple[int, int]:

@@ -25,7 +25,7 @@ from engine.trace import AnswerStep, DecisionStep, LlmCallStep, RetrievalStep
 from fake_chat import FailingChat, ScriptedChat
 from paths import MINI_PACK, ROOT
 from plugin_home import write_plugin
-from tools.test_llm_call_streaming import StreamingChat
+from tools.test_llm_call_streaming import SCORED, StreamingChat
 
 EXAMPLE = ROOT / "examples" / "lcel" / "lcel_stuff.py"  # the README's example, loaded as it is
 QUESTION = "When was Grace Hopper born?"
@@ -191,12 +191,12 @@ def test_stop_ends_the_run_at_once_and_the_chain_at_its_next_event(mini_workbenc
     assert "RunCancelled" in errors[0]
 
 
-def test_a_watching_page_hears_the_chains_model_reply_as_it_is_written(mini_workbench):
+def test_a_watching_page_hears_the_chains_model_reply_as_it_is_written_with_its_logprobs(mini_workbench):
     heard = []
     with listening(heard.append):  # what Run.live() sets for the thread that runs the method
         steps = list(run_chain(stuffed, QUESTION, QUESTION, context(mini_workbench, StreamingChat(), k=2)))
     assert heard == [Partial("chat model", "Shakes"), Partial("chat model", "Shakespeare")]
-    assert steps[-1].text == "Shakespeare"
+    assert steps[-1].text == "Shakespeare" and steps[1].logprobs == SCORED  # the backend's logprobs reach the step
 
 
 @pytest.fixture()

@@ -10,8 +10,8 @@ from langchain_core.outputs import Generation, LLMResult
 from langchain_core.retrievers import BaseRetriever
 
 from engine.errors import RunCancelled
-from engine.lcel.steps import StepRecorder, hit_from_document, token_counts
-from engine.trace import RetrievalStep
+from engine.lcel.steps import StepRecorder, hit_from_document, token_counts, token_logprobs
+from engine.trace import RetrievalStep, TokenLogprob
 
 
 class Notes(BaseRetriever):
@@ -68,3 +68,9 @@ def test_stop_raises_from_a_start_event_so_the_pipeline_ends_there():
     with pytest.raises(RunCancelled):
         Notes().invoke("q", config={"callbacks": [StepRecorder(emit=steps.append, check=stopped)]})
     assert steps == []
+
+
+def test_logprobs_in_openais_shape_are_read_from_a_generations_info_and_malformed_ones_skipped():
+    info = {"logprobs": {"content": [{"token": "19", "logprob": -0.5}, {"token": "06"}, "junk"]}}
+    assert token_logprobs(Generation(text="1906", generation_info=info)) == (TokenLogprob("19", -0.5),)
+    assert token_logprobs(Generation(text="1906", generation_info={"logprobs": None})) == ()
