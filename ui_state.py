@@ -48,7 +48,7 @@ def selection() -> Selection:
 
 
 def backend_configs() -> dict[str, BackendConfig]:
-    """Offline always; hf/openai once configured on the Models page (kept across reloads, in a file)."""
+    """Offline always; hf/openai/langchain once configured on the Models page (kept across reloads, in a file)."""
     if _BACKENDS not in st.session_state:
         st.session_state[_BACKENDS] = models.read_backends(settings().backends_file)
     return {"offline": models.OFFLINE, **st.session_state[_BACKENDS]}
