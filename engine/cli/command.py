@@ -34,13 +34,14 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     """--pack and the backend/model options of every command that asks or trains on a model."""
     parser.add_argument("--pack", type=Path, required=True, help="knowledge pack folder")
     parser.add_argument("--backend", default="offline", help="offline (default), hf, openai or langchain")
-    parser.add_argument("--model", default="", help="hf: model folder, .gguf file or cached hub id; openai: model name; "
-                        "langchain: provider:name (init_chat_model) or module:function")
+    parser.add_argument("--model", default="", help="hf: model folder, .gguf file or cached hub id; "
+                        "openai: model name; langchain: provider:name (init_chat_model) or module:function")
     parser.add_argument("--quantization", default="auto", help="hf: auto (nf4 on CUDA), nf4, int8 (CUDA only) or none")
     parser.add_argument("--device", default="auto", help="hf: auto, cpu or cuda")
     parser.add_argument("--dtype", default="auto", help="hf: auto (bf16 where the hardware has it), bf16 or fp32")
     parser.add_argument("--base-url", default="", help="openai, langchain: server URL, e.g. http://127.0.0.1:8000/v1")
-    parser.add_argument("--api-key", default="", help="openai, langchain: key, if the server wants one (never read from the environment)")
+    parser.add_argument("--api-key", default="",
+                        help="openai, langchain: key, if the server wants one (never read from the environment)")
 
 
 def add_param_option(parser: argparse.ArgumentParser, help: str) -> None:
