@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,28 @@ def open_app(ragscope_home):
         return at.switch_page(page).run() if page else at
 
     return open_page
+
+
+@pytest.fixture
+def tracing_asked(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, str]]]:
+    """LangSmith tracing switched on in the environment (towards a closed loopback port, should anything be
+    sent); the runs a LangSmith tracer starts, recorded."""
+    from langchain_core.tracers.langchain import LangChainTracer
+    from langsmith import utils
+
+    from fake_chat_server import closed_port
+
+    environment = {"LANGSMITH_TRACING": "true", "LANGCHAIN_TRACING_V2": "true",
+                   "LANGSMITH_API_KEY": "lsv2-sentinel-never-sent", "LANGSMITH_ENDPOINT": closed_port()}
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    utils.get_env_var.cache_clear()  # langsmith reads the environment once and caches it
+    started: list[tuple[str, str]] = []
+    start = LangChainTracer._start_trace
+    monkeypatch.setattr(LangChainTracer, "_start_trace",
+                        lambda self, run: (started.append((run.run_type, run.name)), start(self, run))[1])
+    monkeypatch.setattr(LangChainTracer, "_persist_run_single", lambda self, run: None)  # recorded, never posted
+    monkeypatch.setattr(LangChainTracer, "_update_run_single", staticmethod(lambda run: None))
+    yield started
+    monkeypatch.undo()
+    utils.get_env_var.cache_clear()

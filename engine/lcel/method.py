@@ -29,6 +29,7 @@ from engine.params import param
 from engine.retrieval.suite import RETRIEVER_NAMES
 from engine.tools.base import IDK
 from engine.trace import AnswerStep, Step
+from engine.untraced import untraced
 
 POLL_S = 0.1  # how often a waiting run looks at Stop
 
@@ -120,10 +121,8 @@ def _invoke(chain: Runnable, given: Any, recorder: StepRecorder, events: queue.Q
             context: contextvars.Context) -> None:
     """In the chain's thread, with the run's context (a watching page's reply stream) and LangSmith tracing
     off whatever the environment says: nothing of a run leaves the machine unless the user's chain sends it."""
-    from langsmith.run_helpers import tracing_context
-
     def invoke() -> None:
-        with tracing_context(enabled=False):
+        with untraced():
             events.put(("done", chain.invoke(given, config={"callbacks": [recorder]})))
 
     try:

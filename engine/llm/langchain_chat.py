@@ -30,6 +30,7 @@ from engine.llm.chat import (
     logprobs_within,
 )
 from engine.trace import TokenLogprob
+from engine.untraced import untraced
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -84,10 +85,8 @@ class LangChainChatModel:
         return self._completion(reply, written, messages, settings, started)
 
     def _stream(self, messages: Sequence[Message], settings: GenerationSettings) -> Iterator[Any]:
-        from langsmith import tracing_context
-
         chat = self.chat.model_copy(update=_knobs(self.chat, settings, self.timeout_s))
-        with tracing_context(enabled=False):  # LANGSMITH_TRACING in the environment must not switch it on
+        with untraced():  # LANGSMITH_TRACING in the environment must not switch it on
             yield from chat.stream(_lc_messages(messages), stop=list(settings.stop) or None)
 
     def _completion(self, reply: Any, written: str, messages: Sequence[Message], settings: GenerationSettings,

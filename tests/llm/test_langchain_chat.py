@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -161,28 +160,6 @@ def environment_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in {"OPENAI_API_KEY": SENTINEL, "OPENAI_ORG_ID": "org-sentinel",
                         "OPENAI_PROJECT_ID": "proj-sentinel", "OPENAI_API_BASE": closed_port() + "/v1"}.items():
         monkeypatch.setenv(name, value)
-
-
-@pytest.fixture
-def tracing_asked(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, str]]]:
-    """LangSmith tracing switched on in the environment (towards a closed loopback port, should anything be
-    sent); the runs a LangSmith tracer starts, recorded."""
-    from langchain_core.tracers.langchain import LangChainTracer
-    from langsmith import utils
-
-    for name, value in {"LANGSMITH_TRACING": "true", "LANGCHAIN_TRACING_V2": "true", "LANGSMITH_API_KEY": SENTINEL,
-                        "LANGSMITH_ENDPOINT": closed_port()}.items():
-        monkeypatch.setenv(name, value)
-    utils.get_env_var.cache_clear()  # langsmith reads the environment once and caches it
-    started: list[tuple[str, str]] = []
-    start = LangChainTracer._start_trace
-    monkeypatch.setattr(LangChainTracer, "_start_trace",
-                        lambda self, run: (started.append((run.run_type, run.name)), start(self, run))[1])
-    monkeypatch.setattr(LangChainTracer, "_persist_run_single", lambda self, run: None)  # recorded, never posted
-    monkeypatch.setattr(LangChainTracer, "_update_run_single", staticmethod(lambda run: None))
-    yield started
-    monkeypatch.undo()
-    utils.get_env_var.cache_clear()
 
 
 def sent_headers(server: ChatServer) -> list[str]:

@@ -73,6 +73,7 @@ from engine.retrieval.suite import Retrieval, pack_key
 from engine.rules.matching import abstract_question, match_rules
 from engine.rules.text import rule_query
 from engine.settings import Settings
+from engine.untraced import untraced
 
 log = logging.getLogger(__name__)
 
@@ -131,8 +132,9 @@ def build_pairs(pack: Pack, retrieval: Retrieval) -> tuple[TrainingPair, ...]:
         positives = tuple(c for d in docs for c in chunks_of[d])
         for rule_id, sentence in _question_rules(question, rules, pack, kg, retrieval):
             query = f"{question.question} {sentence}".strip()
-            negative = next((d.metadata["chunk_id"] for d in bm25.invoke(query)
-                             if d.metadata["chunk_id"] not in positives), "")
+            with untraced():
+                pool = bm25.invoke(query)
+            negative = next((d.metadata["chunk_id"] for d in pool if d.metadata["chunk_id"] not in positives), "")
             pairs.append(TrainingPair(question.id, query, rule_id, positives, docs, negative))
     return tuple(pairs)
 
