@@ -20,6 +20,7 @@ from engine.retrieval.sparse import SparseIndex, open_sparse, sparse_folder
 from engine.retrieval.user import RetrieverInputs, RetrieverNames, UserRetriever, build, resolve
 from engine.settings import Settings
 from engine.trace import Hit
+from engine.untraced import untraced
 
 # "dense-ft" needs a query encoder trained by `python -m engine train-retriever` (RuleRAG-FT)
 BUILTIN_RETRIEVERS = ("hybrid", "dense", "bm25", FINETUNED_RETRIEVER)
@@ -114,7 +115,9 @@ class Retrieval:
                                   str(self.pack.path) if self.pack.path else "")
 
     def search(self, query: str, k: int = 5, retriever: str = "hybrid", provenance: str = "") -> tuple[Hit, ...]:
-        return hits_from_documents(self.retriever(retriever, k).invoke(query), provenance)
+        chosen = self.retriever(retriever, k)
+        with untraced():  # a user's retriever is a LangChain call: no LangSmith trace leaves the machine
+            return hits_from_documents(chosen.invoke(query), provenance)
 
 
 def hits_from_documents(docs: list[LcDocument], provenance: str = "") -> tuple[Hit, ...]:

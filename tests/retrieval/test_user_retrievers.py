@@ -236,3 +236,8 @@ def test_an_entry_point_is_a_choice_named_after_it(home, tmp_path, monkeypatch):
         "taken; rename it (taken: hybrid, dense, bm25, dense-ft, ensemble, in_memory)",
         "Retriever entry point missing = team_stores:nothing_here was not loaded: AttributeError: module "
         "'team_stores' has no attribute 'nothing_here'"]
+
+
+def test_a_users_retriever_sends_no_langsmith_trace_when_the_environment_asks(workbench, tracing_asked):
+    assert workbench.retrieval.search(QUESTION, k=2, retriever="in_memory")
+    assert tracing_asked == []
