@@ -32,6 +32,11 @@ def _clip(text: str, width: int = 100) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+def _score(score: float | None) -> str:
+    """A user's LangChain retriever often gives no score (issue 25): said so, never a made-up number."""
+    return f"{score:7.3f}" if score is not None else "no score"
+
+
 def format_step(step: Step) -> str:
     head = f"[{step.iteration}] {saved_kind(step):<13} {step.title}  ({step.elapsed_ms:.0f} ms)"
     return "\n".join([head, *(f"    {line}" for line in _body(step))])
@@ -40,7 +45,7 @@ def format_step(step: Step) -> str:
 def _body(step: Step) -> list[str]:
     if isinstance(step, RetrievalStep):
         return [f"query: {_clip(step.query)}"] + [
-            f"{h.rank:>2}. {h.score:7.3f}  {h.chunk_id}  {h.title} — {_clip(h.text, 70)}" for h in step.hits]
+            f"{h.rank:>2}. {_score(h.score)}  {h.chunk_id}  {h.title} — {_clip(h.text, 70)}" for h in step.hits]
     if isinstance(step, RulesMatchedStep):
         return [f"{r.id}  sim {r.similarity:.2f}  conf {r.confidence:.2f}  {_clip(r.text)}" for r in step.rules]
     if isinstance(step, GraphDeltaStep):

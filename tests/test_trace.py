@@ -127,7 +127,8 @@ def test_a_wrong_type_in_the_trace_head_is_named_by_its_path(change, message):
 
 
 @pytest.mark.parametrize("step_change, message", [
-    ({"hits": [{**to_jsonable(HIT), "score": "high"}]}, "trace.steps[0].hits[0].score must be a number, got a string"),
+    ({"hits": [{**to_jsonable(HIT), "score": "high"}]},
+     "trace.steps[0].hits[0].score must be a number or null, got a string"),  # None: a retriever gave no score
     ({"hits": "none"}, "trace.steps[0].hits must be a list, got a string"),
     ({"hits": [[1, 2]]}, "trace.steps[0].hits[0] must be an object, got a list"),
     ({"query": None}, "trace.steps[0].query must be a string, got null"),

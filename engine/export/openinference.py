@@ -225,11 +225,13 @@ def _io(given: str | None, produced: str | None) -> Attributes:
     return attributes
 
 
-def _documents(documents: Sequence[tuple[str, str, float, dict[str, Any]]]) -> Attributes:
+def _documents(documents: Sequence[tuple[str, str, float | None, dict[str, Any]]]) -> Attributes:
     attributes: Attributes = {}
     for n, (doc_id, content, score, meta) in enumerate(documents):
         prefix = f"retrieval.documents.{n}.document"
-        attributes |= {f"{prefix}.id": doc_id, f"{prefix}.content": content, f"{prefix}.score": score,
+        # a user's LangChain retriever may give no score (issue 25): the attribute is left out, OTLP has no null
+        scored = {f"{prefix}.score": score} if score is not None else {}
+        attributes |= {f"{prefix}.id": doc_id, f"{prefix}.content": content, **scored,
                        f"{prefix}.metadata": _json(meta)}
     return attributes
 

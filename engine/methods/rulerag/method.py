@@ -13,6 +13,7 @@ adapter (scripts/finetune_generator_lora.py) on the hf backend.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
@@ -126,11 +127,17 @@ def merge_hits(per_rule: Sequence[tuple[ScoredRule, Sequence[Hit]]], k: int) -> 
     for scored, hits in per_rule:
         for hit in hits:
             sources.setdefault(hit.chunk_id, []).append(f"rule {scored.rule.id}, rank {hit.rank}")
-            if hit.chunk_id not in best or hit.score > best[hit.chunk_id].score:
+            if hit.chunk_id not in best or _weakness(hit) < _weakness(best[hit.chunk_id]):
                 best[hit.chunk_id] = hit
     order = {chunk: n for n, chunk in enumerate(sources)}
-    ranked = sorted(best.values(), key=lambda h: (-h.score, order[h.chunk_id]))[:k]
+    ranked = sorted(best.values(), key=lambda h: (_weakness(h), order[h.chunk_id]))[:k]
     return tuple(replace(h, rank=n, provenance="; ".join(sources[h.chunk_id])) for n, h in enumerate(ranked, start=1))
+
+
+def _weakness(hit: Hit) -> tuple[float, float]:
+    """Sort key, strongest first: the retriever's score; its rank when it gives none (a user's LangChain
+    retriever, issue 25), after every scored hit."""
+    return (-hit.score, 0.0) if hit.score is not None else (math.inf, float(hit.rank))
 
 
 def _adapter_scope(ctx: RunContext, params: RuleRagParams) -> tuple[tuple[Step, ...], AbstractContextManager]:
