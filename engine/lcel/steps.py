@@ -21,6 +21,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import LLMResult
 
 from engine.errors import RunCancelled, ServerUnreachable
+from engine.retrieval.user import document_score
 from engine.trace import DecisionStep, ErrorStep, Hit, LlmCallStep, RetrievalStep, Step, TokenLogprob
 
 MAX_PROMPT_CHARS = 20_000  # a long stuffed prompt still shows its instructions and the start of its evidence
@@ -47,7 +48,7 @@ def hit_from_document(doc: Document, rank: int) -> Hit:
     digest = hashlib.sha256(doc.page_content.encode()).hexdigest()[:12]
     return Hit(doc_id=source or f"doc-{digest}", chunk_id=str(meta.get("chunk_id") or doc.id or f"chunk-{digest}"),
                title=str(meta.get("title") or source), text=capped(doc.page_content, MAX_HIT_CHARS),
-               score=float(meta.get("score", 0.0)), rank=int(meta.get("rank", rank)),
+               score=document_score(meta), rank=int(meta.get("rank", rank)),
                retriever=str(meta.get("retriever", "")))
 
 

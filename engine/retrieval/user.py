@@ -246,8 +246,12 @@ def as_ours(doc: LcDocument, rank: int, name: str, chunks: dict[str, Chunk]) -> 
 def _own_score(meta: dict[str, Any]) -> float | None:
     from engine.retrieval.suite import BUILTIN_RETRIEVERS
 
-    if meta.get("retriever") in BUILTIN_RETRIEVERS:
-        return None
+    return None if meta.get("retriever") in BUILTIN_RETRIEVERS else document_score(meta)
+
+
+def document_score(meta: dict[str, Any]) -> float | None:
+    """A Document's score as its retriever put it in the metadata (`score`, `relevance_score`); None, never an
+    invented number, when it gave none."""
     for key in SCORE_KEYS:
         value = meta.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):

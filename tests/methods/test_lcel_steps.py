@@ -74,3 +74,8 @@ def test_logprobs_in_openais_shape_are_read_from_a_generations_info_and_malforme
     info = {"logprobs": {"content": [{"token": "19", "logprob": -0.5}, {"token": "06"}, "junk"]}}
     assert token_logprobs(Generation(text="1906", generation_info=info)) == (TokenLogprob("19", -0.5),)
     assert token_logprobs(Generation(text="1906", generation_info={"logprobs": None})) == ()
+
+
+def test_a_document_whose_retriever_gave_no_score_has_none_not_an_invented_one():
+    hit = hit_from_document(Document(page_content="text", metadata={"source": "notes.txt"}), rank=1)
+    assert hit.score is None and hit.doc_id == "notes.txt"
