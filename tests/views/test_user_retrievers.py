@@ -14,12 +14,18 @@ from ui_knobs import answer_every_guess
 
 @pytest.fixture()
 def app_home(plugin_home, open_app):
-    """The plugin home (a fresh RAGSCOPE_HOME) with the mini pack and the in-memory example retriever."""
+    """The plugin home (a fresh RAGSCOPE_HOME) with the mini pack and the in-memory example retriever. The app's
+    cached settings and workbenches are dropped before and after: an app started earlier in this process holds
+    another home (its retrievers/ folder), as a new process on this home would not."""
+    import streamlit as st
+
     shutil.copytree(MINI_PACK, plugin_home / "packs" / "mini")
     (plugin_home / "retrievers").mkdir()
     shutil.copy(ROOT / "examples" / "retrievers" / "in_memory.py", plugin_home / "retrievers")
     (plugin_home / "retrievers" / "broken.py").write_text("raise RuntimeError('no cluster')\n", encoding="utf-8")
-    return plugin_home
+    st.cache_resource.clear()
+    yield plugin_home
+    st.cache_resource.clear()
 
 
 def test_a_users_retriever_is_offered_on_explore_and_its_hits_say_no_score(app_home, open_app):
@@ -36,5 +42,6 @@ def test_a_users_retriever_is_offered_on_explore_and_its_hits_say_no_score(app_h
     assert not at.exception
     trace = at.session_state["explore.trace"]
     assert trace.params["retriever"] == "in_memory"
-    table = next(d for d in at.dataframe if "score" in d.value.columns)
+    table = next((d for d in at.dataframe if "score" in d.value.columns), None)
+    assert table is not None, [(s.kind, s.title, getattr(s, 'message', '')) for s in trace.steps]
     assert set(table.value["score"]) == {"no score"}
