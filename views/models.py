@@ -7,6 +7,8 @@ only when the user asks (DESIGN §11).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 import ui_state
@@ -19,6 +21,7 @@ from engine.app.models import (
     LANGCHAIN_LOST,
     NO_GPU_HINT,
     QUANTIZATIONS,
+    BackendConfig,
     ChatModel,
     HfChatModel,
     HfModelConfig,
@@ -266,16 +269,22 @@ def use_server(base_url: str, model: str, api_key: str) -> None:
     if not model:
         st.error("Give the model name (Check connection lists the ids the server offers).")
         return
+    kept = " The server set up before stays in use." if "openai" in ui_state.backend_configs() else ""
+    _accept("Checking that the server answers and offers the model…",
+            lambda: models.use_server(base_url, model, api_key), kept)
+
+
+def _accept(doing: str, open_config: Callable[[], BackendConfig], kept: str = "") -> None:
+    """Offer the backend `open_config` sets up in the sidebar, or say why not: the one set up before stays."""
     try:
-        with st.spinner("Checking that the server answers and offers the model…"):
-            config = models.use_server(base_url, model, api_key)
-    except BackendError as exc:
-        kept = " The server set up before stays in use." if "openai" in ui_state.backend_configs() else ""
-        st.error(md_text(f"Not accepted: {exc}.{kept}"))  # may quote a path, URL or a server's words
+        with st.spinner(doing):
+            config = open_config()
+    except BackendError as exc:  # may quote a path, URL, module or a server's words
+        st.error(md_text(f"Not accepted: {str(exc).rstrip('.')}.{kept}"))
         return
     ui_state.configure_backend(config)
-    ui_state.post_notice(PAGE, ui_state.Notice("success", f"Pick *openai: {md_text(model)}* under **Model** in "
-                                                          "the sidebar."))
+    ui_state.post_notice(PAGE, ui_state.Notice("success", f"Pick *{md_text(config.label)}* under **Model** in the "
+                                                          "sidebar."))
     st.rerun()
 
 
@@ -303,16 +312,7 @@ def use_langchain(model: str, base_url: str, api_key: str) -> None:
     if not model:
         st.error("Give provider:name (e.g. ollama:llama3) or module:function.")
         return
-    try:
-        with st.spinner("Opening the chat model…"):
-            config = models.use_langchain(model, base_url, api_key)
-    except BackendError as exc:
-        st.error(md_text(f"Not accepted: {exc}"))  # may quote a module, URL or a provider's words
-        return
-    ui_state.configure_backend(config)
-    ui_state.post_notice(PAGE, ui_state.Notice("success", f"Pick *{md_text(config.label)}* under **Model** in the "
-                                                          "sidebar."))
-    st.rerun()
+    _accept("Opening the chat model…", lambda: models.use_langchain(model, base_url, api_key))
 
 
 # ---- the page ------------------------------------------------------------------------------------
