@@ -20,7 +20,7 @@ from functools import cached_property
 from typing import Any
 
 from engine.codec import SURROGATE, to_jsonable
-from engine.errors import QuestionError, RagscopeError, RunCancelled, ServerUnreachable
+from engine.errors import BackendError, QuestionError, RagscopeError, RunCancelled, ServerUnreachable
 from engine.knowledge.records import Pack
 from engine.live import Partial, listening
 from engine.methods.base import Method, RunContext, get_method
@@ -255,6 +255,7 @@ class Run:
                 title, message = "Model server unreachable: run stopped", f"{exc}; nothing more was asked"
             else:
                 title, message = "Run failed", f"{type(exc).__name__}: {exc}"
-            yield ErrorStep(iteration=iteration, title=title, message=message, recoverable=False)
+            yield ErrorStep(iteration=iteration, title=title, message=message, recoverable=False,
+                            backend_failure=isinstance(exc, BackendError))
             yield AnswerStep(iteration=iteration, title="Refused: the run failed", text=IDK, refused=True,
                              backend=self.ctx.tools.backend, model=self.ctx.tools.model)

@@ -158,6 +158,8 @@ class LlmCallStep(Step):
     backend: str = ""
     # the output's tokens with their logprobs, when the backend reports them (absent from older traces)
     logprobs: tuple[TokenLogprob, ...] = ()
+    # why the reply was cut short ("" when it was not): a time, token or byte bound of issue 26 was reached
+    cut: str = ""
 
     @property
     def mean_logprob(self) -> float | None:
@@ -247,6 +249,12 @@ class ErrorStep(Step):
     kind: ClassVar[str] = "error"
     message: str
     recoverable: bool = True
+    # a model server, vector store or other outside service failed (not the method's own code): evaluations
+    # count these per method and the CLI exits non-zero when an answer rests on one (issue 26)
+    backend_failure: bool = False
+
+    def __post_init__(self) -> None:
+        require_bool("backend_failure", self.backend_failure)
 
 
 @dataclass(frozen=True, kw_only=True)
