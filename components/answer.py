@@ -5,7 +5,8 @@ pack questions, the gold answers with EM/F1.
 card says so. An offline answer's confidence is calibrated (engine.calibration: the chance that
 such an answer is right), so it is shown as a percentage; a refusal below the run's `min_confidence`
 (its AnswerPolicy) shows the best guess it held back, from the step's fields. A model's own confidence
-is not calibrated and not shown.
+is not calibrated and not shown. An answer that rests on a failed backend (a model server answering an error, a
+vector store gone) says so first, in place of the answer: it is the outage's, not the method's (issue 26).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ CONFIDENCE_HELP = ("Fitted on evaluation runs (scripts/fit_calibration.py) from 
                    "show: what the question asks for, the answer's form, how the retrieved text states it. "
                    "Below the run's min_confidence the answer becomes \"I don't know\".")
 VERDICT_MARK = {"correct": "✓ correct", "wrong": "✗ wrong", "refused": "refused", "no gold answer": "no gold answer"}
+FAILED_BACKEND = "This answer rests on a failed model/server call: "
 LEGACY_REFUSAL = "Refused: confidence"  # how a trace saved before issue 24 titled a calibration refusal
 
 
@@ -57,14 +59,19 @@ def producer_note(step: AnswerStep) -> str:
 
 
 def render_answer(step: AnswerStep, *, key: str, sources: Mapping[str, tuple[str, str]] | None = None,
-                  gold: Sequence[str] = (), scores: Scores | None = None, explained: bool = True) -> None:
+                  gold: Sequence[str] = (), scores: Scores | None = None, explained: bool = True,
+                  failure: str = "") -> None:
     """`sources` maps doc id → (title, text) for the citations; `scores` grade the answer against `gold`.
     `explained=False` leaves out the producer and the confidence's meaning, for a page that says them once
-    above several cards."""
+    above several cards. `failure` is why the answer rests on a failed backend (engine.app.runs.backend_failure's
+    message), "" when it does not."""
     judged = verdict(scores if gold else None, step.refused)
     with st.container(border=True, key=f"{key}.card"):
         st.markdown("#### Answer")
-        if judged == "refused":
+        if failure:
+            st.error(md_text(FAILED_BACKEND + failure), icon=":material/cloud_off:")
+            st.caption(md_text(f"what the run gave instead: {step.text}"))
+        elif judged == "refused":
             st.warning(md_text(step.text), icon=":material/help:")
             if held_back(step):
                 st.caption(md_text(held_back(step)))
@@ -76,7 +83,7 @@ def render_answer(step: AnswerStep, *, key: str, sources: Mapping[str, tuple[str
             st.info(md_text(step.text), icon=":material/chat:")
         if explained:
             st.caption(f"by {producer_note(step)}")
-        if step.backend == "offline" and not step.refused:
+        if step.backend == "offline" and not step.refused and not failure:
             meaning = ": about that share of offline answers like this one are right" if explained else ""
             st.caption(f"calibrated confidence {step.confidence:.0%}{meaning}", help=CONFIDENCE_HELP)
         if gold:

@@ -25,7 +25,7 @@ CHARTS = {"coverage": "Answered", "acc_answered": "Accuracy over answered", "acc
 PERCENT, SCORE = st.column_config.NumberColumn(format="percent"), st.column_config.NumberColumn(format="%.2f")
 BASELINE = "vanilla"
 QUESTION_COLUMNS = ["method", "question_id", "type", "question", "gold", "answer", "outcome", "confidence", "em",
-                    "f1", "acc", "recall_5", "evidence_len", "latency_ms", "llm_calls", "tokens"]
+                    "f1", "acc", "recall_5", "evidence_len", "latency_ms", "llm_calls", "tokens", "backend_failure"]
 POLL_SECONDS = 0.25  # how often the progress bar follows the background evaluation
 
 workbench = ui_state.current_workbench()
@@ -128,8 +128,11 @@ def _metrics(job: EvaluationJob) -> None:
     st.dataframe(rows, key="evaluate.metrics", hide_index=True, width="stretch",
                  column_config={"method": st.column_config.TextColumn(pinned=True),
                                 "scope": st.column_config.TextColumn(pinned=True),
-                                "coverage": PERCENT, "ece": st.column_config.NumberColumn("ECE", format="%.2f",
-                                                                                          help=ECE)})
+                                "failed_runs": st.column_config.NumberColumn(
+                                    "failed", help="runs whose answer rests on a failed backend (model server, "
+                                                   "vector store): each stays in every metric, scored as a miss"),
+                                "failed_share": PERCENT, "coverage": PERCENT,
+                                "ece": st.column_config.NumberColumn("ECE", format="%.2f", help=ECE)})
     for tab, metric in zip(st.tabs(list(CHARTS.values())), CHARTS):
         with tab:
             st.plotly_chart(_bar_chart(rows, metric), key=f"evaluate.chart.{metric}", width="stretch")
@@ -174,6 +177,9 @@ def _results(job: EvaluationJob) -> None:
                    "**Resume** goes on from there.")
     if not job.results:
         return
+    if job.failures():
+        st.warning(md_text(f"{job.failures()}. Those runs stay in every metric, scored as misses: fix the backend "
+                           "and evaluate again."), icon=":material/cloud_off:")
     plan = job.plan
     st.caption(f"{job.done} runs on pack `{plan.pack_path.rsplit('/', 1)[-1]}` with backend `{plan.backend}`. "
                f"Kept on disk: reloading this page (its link ends in `?eval={job.id}`) reopens it, "

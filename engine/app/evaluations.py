@@ -200,6 +200,10 @@ class EvaluationJob:
     def results_csv(self) -> str:
         return results_csv(self.results)
 
+    def failures(self) -> str:
+        """'N of M runs rest on a failed backend (method: n, …); first: …', or '' when none does (issue 26)."""
+        return runner.failure_summary(self.results)
+
     def reliability(self) -> dict[str, Reliability]:
         return reliability_by_method(self.results)
 

@@ -15,7 +15,7 @@ from typing import Any
 from engine.codec import to_jsonable
 from engine.errors import UnknownNameError
 from engine.evaluation.compare import answer_evidence, shared_evidence, trace_overlap
-from engine.evaluation.metrics import AnswerScores, grade_trace
+from engine.evaluation.metrics import AnswerScores, backend_failure, grade_trace
 from engine.knowledge.records import Pack
 from engine.live import Partial
 from engine.methods.base import METHODS, method_ids
@@ -31,9 +31,10 @@ from engine.warmup import Warmup
 
 __all__ = [
     "POLICY_PARAMS", "AnswerPolicy", "AnswerScores", "LiveRuns", "MethodInfo", "Partial", "Run", "RunStore",
-    "RunSummary", "Tour", "Warmup", "Workbench", "answer_evidence", "answer_policy", "finish", "grade", "label",
-    "method_choices", "method_info", "new_tour", "open_store", "open_workbench", "pack_question_id", "plugin_problems",
-    "prepare", "recorded_settings", "replay", "shared_evidence", "start", "trace_overlap", "warm_up",
+    "RunSummary", "Tour", "Warmup", "Workbench", "answer_evidence", "answer_policy", "backend_failure", "finish",
+    "grade", "label", "method_choices", "method_info", "new_tour", "open_store", "open_workbench", "pack_question_id",
+    "plugin_problems", "prepare", "recorded_settings", "replay", "shared_evidence", "start", "trace_overlap",
+    "warm_up",
 ]
 
 

@@ -1,4 +1,7 @@
-"""`ask`: answer one question and print the steps (or the trace JSON)."""
+"""`ask`: answer one question and print the steps (or the trace JSON).
+
+Exit status: 0 answered; 2 bad input or a run that failed on its own (untrained retriever, unusable checkpoint);
+BACKEND_FAILED (3) the answer rests on a failed backend — a model server or vector store failed during the run."""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ import argparse
 import sys
 
 from engine.cli.command import USAGE_ERROR, Command, add_model_options, add_param_option, parse_params, workbench
+from engine.cli.evaluate import BACKEND_FAILED
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,7 +21,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    """A run that failed (untrained retriever, unusable checkpoint…) still prints its steps, then exits 2."""
+    """A run that failed still prints its steps, then exits BACKEND_FAILED when a backend failed under its answer
+    (also when a tool fell back and the run went on), else 2 when it could not go on (untrained retriever…)."""
     from engine.app import runs
     from engine.textview import format_step
     from engine.trace import ErrorStep
@@ -28,6 +33,10 @@ def _run(args: argparse.Namespace) -> int:
             print(format_step(step), flush=True)
     if args.json:
         print(run.trace.to_json(indent=2))
+    failure = runs.backend_failure(run.trace)
+    if failure is not None:
+        print(f"error: the answer rests on a failed backend: {failure.message}", file=sys.stderr)
+        return BACKEND_FAILED
     fatal = [s for s in run.trace.steps if isinstance(s, ErrorStep) and not s.recoverable]
     if fatal:
         print(f"error: the run failed: {fatal[0].message}", file=sys.stderr)

@@ -1,5 +1,9 @@
 """`eval`: methods × the pack's questions through the shared evaluation loop (engine.app.evaluations), with
-a journal beside --out that `--resume` goes on from; metrics.json, results.csv and traces.jsonl at the end."""
+a journal beside --out that `--resume` goes on from; metrics.json, results.csv and traces.jsonl at the end.
+
+Exit status: 0 all answered; 2 bad input (nothing asked, or the journal kept for --resume); BACKEND_FAILED (3)
+the report is complete, but some answers rest on a failed backend (issue 26): a model server answering HTTP 500
+or nonsense, a vector store gone mid-way. Those runs are in the report, scored as misses and counted as failed."""
 
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ if TYPE_CHECKING:
     from engine.knowledge.records import Pack, Question
     from engine.trace import Trace
 
+BACKEND_FAILED = 3  # finished, but an answer rests on a failed backend (also `ask`'s)
 RESUME_HINT = ("Resume it with the same pack, --method, --type, --limit, -p and model, or delete that folder to "
                "start over")
 
@@ -91,6 +96,11 @@ def _run(args: argparse.Namespace) -> int:
     print(format_tables(report))
     if out:
         print(f"\nwrote {out / 'metrics.json'}, {out / 'results.csv'}, {out / 'traces.jsonl'}")
+    failures = runner.failure_summary(results)
+    if failures:
+        print(f"\nerror: {failures}\nThose runs are in the report, each scored as a miss (EM 0) and counted in the "
+              "'failed' column; fix the backend and evaluate again.", file=sys.stderr)
+        return BACKEND_FAILED
     return 0
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from engine.knowledge.records import Pack
 from engine.tools.base import IDK
-from engine.trace import Trace
+from engine.trace import ErrorStep, Trace
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
@@ -62,6 +62,15 @@ def score_answer(answer: str, golds: Sequence[str], qtype: str, refused: bool = 
     missing = refused or normalize(answer) in ("", normalize(IDK))
     outcome = "correct" if acc == 1.0 else "missing" if missing else "hallucinated"
     return AnswerScores(em=em, f1=f1, acc=acc, outcome=outcome)
+
+
+def backend_failure(trace: Trace) -> ErrorStep | None:
+    """The first step saying a model server, vector store or other outside service failed in this run, or None.
+
+    The one test of "this answer rests on a failed backend" (issue 26): the run ended on it (engine.runner) or a
+    tool fell back after it (a failed model call); either way the answer is not what the method gives with its
+    backend working, so evaluations count it, `ask` and `eval` exit non-zero and the answer card says so."""
+    return next((s for s in trace.steps if isinstance(s, ErrorStep) and s.backend_failure), None)
 
 
 def grade_trace(trace: Trace, pack: Pack) -> tuple[tuple[str, ...], AnswerScores | None]:

@@ -7,6 +7,7 @@ import io
 import json
 import logging
 import statistics
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import asdict, dataclass
@@ -14,9 +15,17 @@ from pathlib import Path
 from threading import Event
 from typing import Any
 
-from engine.errors import RagscopeError
+from engine.errors import BackendError, RagscopeError
 from engine.evaluation.calibration import mean_confidence, reliability, reliability_by_method
-from engine.evaluation.metrics import RECALL_KS, auroc, average_precision, recall_at, score_answer
+from engine.evaluation.metrics import (
+    RECALL_KS,
+    AnswerScores,
+    auroc,
+    average_precision,
+    backend_failure,
+    recall_at,
+    score_answer,
+)
 from engine.files import write_text_atomic
 from engine.knowledge.records import Question
 from engine.runner import Workbench
@@ -54,17 +63,24 @@ class QuestionResult:
     # whether the answer, or a refusal's held-back best guess, is right (CRAG "correct"); None when there
     # is nothing to rank (a method's own refusal, no answer): what AUROC orders by confidence
     guess_correct: bool | None = None
+    # why the answer rests on a failed backend (metrics.backend_failure's message); "" when it does not. Such a
+    # run stays in every mean, scored as a miss whatever it answered: see `score_trace`
+    backend_failure: str = ""
 
+
+# A run whose backend failed measures the outage, not the method: no credit, not a hallucination of the method's.
+FAILED_SCORES = AnswerScores(em=0.0, f1=0.0, acc=0.0, outcome="missing")
 
 Progress = Callable[[QuestionResult, Trace], None]
 
 
 def score_trace(trace: Trace, question: Question) -> QuestionResult:
-    answer = trace.answer
+    """The run's scores; one whose answer rests on a failed backend scores FAILED_SCORES and has no guess to rank."""
+    answer, failure = trace.answer, backend_failure(trace)
     text, refused, confidence = (answer.text, answer.refused, answer.confidence) if answer else ("", True, 0.0)
     evidence = answer.evidence if answer else ()
-    scores = score_answer(text, question.answers, question.type, refused)
-    guess = (answer.guess if refused else text) if answer else ""
+    scores = FAILED_SCORES if failure else score_answer(text, question.answers, question.type, refused)
+    guess = (answer.guess if refused else text) if answer and not failure else ""
     guessed = score_answer(guess, question.answers, question.type).outcome == "correct" if guess else None
     recall = {k: recall_at(evidence, question.supporting_docs, k) for k in RECALL_KS}
     return QuestionResult(
@@ -77,14 +93,15 @@ def score_trace(trace: Trace, question: Question) -> QuestionResult:
         ap=average_precision(evidence, question.supporting_docs),
         rounds=len({s.iteration for s in trace.steps if isinstance(s, RetrievalStep)}),
         graph_triples=sum(len(s.added_edges) for s in trace.steps if isinstance(s, GraphDeltaStep)),
-        confidence=confidence, guess_correct=guessed,
+        confidence=confidence, guess_correct=guessed, backend_failure=failure.message if failure else "",
     )
 
 
 def aggregate(results: Sequence[QuestionResult]) -> dict[str, Any]:
     """Means over questions; recall over questions that have supporting docs only; confidence and ECE
     over answered questions only (engine.evaluation.calibration); AUROC over every answer or held-back
-    best guess, refused or not (engine.evaluation.metrics.auroc)."""
+    best guess, refused or not (engine.evaluation.metrics.auroc). Runs whose answer rests on a failed backend
+    stay in every mean, scored as misses (`score_trace`); `failed_runs` counts them beside."""
     n = len(results)
     if n == 0:
         return {"n": 0}
@@ -96,8 +113,11 @@ def aggregate(results: Sequence[QuestionResult]) -> dict[str, Any]:
         return round(sum(kept) / len(kept), 4) if kept else None
 
     correct, hallucinated = outcomes.count("correct") / n, outcomes.count("hallucinated") / n
+    failed = sum(bool(r.backend_failure) for r in results)
     return {
         "n": n,
+        "failed_runs": failed,
+        "failed_share": round(failed / n, 4),
         "em": mean([r.em for r in results]),
         "f1": mean([r.f1 for r in results]),
         "acc": mean([r.acc for r in results]),
@@ -139,6 +159,17 @@ def summarise(results: Sequence[QuestionResult]) -> dict[str, dict[str, Any]]:
             "reliability": diagram.to_dict(),
         }
     return report
+
+
+def failure_summary(results: Sequence[QuestionResult]) -> str:
+    """'N of M runs rest on a failed backend (method: n, …); first: <message>', or '' when none does: what `eval`
+    prints and the Evaluate page warns with."""
+    failed = [r for r in results if r.backend_failure]
+    if not failed:
+        return ""
+    counts = ", ".join(f"{method}: {n}" for method, n in Counter(r.method for r in failed).items())
+    first = failed[0].backend_failure
+    return f"{len(failed)} of {len(results)} runs rest on a failed backend ({counts}); first: {first}"
 
 
 def evaluate(workbench: Workbench, methods: Sequence[str], questions: Sequence[Question],
@@ -208,13 +239,15 @@ def _asked(workbench: Workbench, method: str, question: Question,
            params: dict[str, Any] | None) -> tuple[QuestionResult, Trace]:
     try:
         trace = workbench.ask(question.question, method, params, question.id)
-    except RagscopeError as exc:  # e.g. an over-long question in an imported dataset
-        trace = failed_trace(workbench, method, question, str(exc))
+    except RagscopeError as exc:  # e.g. an over-long question in an imported dataset, a model that failed to load
+        trace = failed_trace(workbench, method, question, exc)
     return score_trace(trace, question), trace
 
 
-def failed_trace(workbench: Workbench, method: str, question: Question, message: str) -> Trace:
-    steps = (ErrorStep(title="Question rejected", message=message, recoverable=False),
+def failed_trace(workbench: Workbench, method: str, question: Question, error: RagscopeError) -> Trace:
+    failed = isinstance(error, BackendError)
+    steps = (ErrorStep(title="Backend failed" if failed else "Question rejected", message=str(error),
+                       recoverable=False, backend_failure=failed),
              AnswerStep(title="Refused", text=IDK, refused=True, backend=workbench.backend))
     head = Trace(id=f"failed-{method}-{question.id}", question=question.question[:200], method=method,
                  backend=workbench.backend, model="", pack=workbench.pack.info.name, question_id=question.id)

@@ -144,7 +144,8 @@ def _adapter_scope(ctx: RunContext, params: RuleRagParams) -> tuple[tuple[Step, 
     """Steps saying what happens to `adapter`, and the block the rule reader runs in.
 
     The adapter needs a local transformers model (HfChatModel.adapter); elsewhere a decision step says
-    so. One that does not load is a recoverable error: the rule reader reads with the base model.
+    so. One that does not load is a recoverable backend failure: the rule reader reads with the base model, so
+    the answer is not RuleRAG-FT's (an evaluation counts it failed, issue 26).
     """
     path = params.adapter.strip()
     if not path:
@@ -159,8 +160,9 @@ def _adapter_scope(ctx: RunContext, params: RuleRagParams) -> tuple[tuple[Step, 
     try:
         chat.load_adapter(path)
     except BackendError as exc:
-        return (error_step("rule reader", f"the LoRA adapter could not be loaded ({exc}); "
-                                          "the rule reader reads with the base model"),), nullcontext()
+        failed = error_step("rule reader", f"the LoRA adapter could not be loaded ({exc}); "
+                                           "the rule reader reads with the base model")
+        return (replace(failed, backend_failure=True),), nullcontext()
     return (DecisionStep(iteration=1, title="Rule reader with the LoRA adapter", action="adapter",
                          detail=f"the rule reader's calls run with the LoRA adapter {path} on {ctx.tools.model} "
                                 "(RuleRAG-FT's generator); other calls use the base model"),), chat.adapter(path)
