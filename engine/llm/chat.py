@@ -32,6 +32,7 @@ class Completion:
     backend: str
     model: str
     logprobs: tuple[TokenLogprob, ...] = ()  # the text's tokens, when the backend reports them
+    cut: str = ""  # why the reply was cut short at a time, token or byte bound (engine/llm/bounds.py); "" if not
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,12 @@ import re
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import BackendError, ServerUnreachable
 from engine.llm.base import register_backend, required_option
+from engine.llm.bounds import ReplyBounds, ReplyMeter
 from engine.llm.chat import (
     Completion,
     GenerationSettings,
@@ -66,23 +68,30 @@ class LangChainChatModel:
 
     def complete_streaming(self, messages: Sequence[Message], settings: GenerationSettings,
                            on_text: TokenSink) -> Completion:
+        """The reply as it streams, read until the model ends it or a bound of engine/llm/bounds.py is reached
+        (then what came is kept and the completion says why); a deadline passed before any text is an error."""
         started = time.perf_counter()
-        cut = StreamCut(settings.stop)
-        written, reply = "", None
+        stop = StreamCut(settings.stop)
+        meter = ReplyMeter(ReplyBounds(self.timeout_s, settings.max_new_tokens))
+        written, reply, cut = "", None, ""
         with _translated(self.model, self.timeout_s):
             for chunk in self._stream(messages, settings):
                 reply = chunk if reply is None else reply + chunk
-                piece = _text(chunk)
-                written, piece = _within_words(written, piece, settings.max_new_tokens)
-                if shown := cut.feed(piece):
+                text = meter.take(_text(chunk))
+                written, piece = _within_words(written, text, settings.max_new_tokens)
+                if shown := stop.feed(piece):
                     on_text(shown)
-                if len(written.split()) >= settings.max_new_tokens and not self.bounded:
+                if len(piece) < len(text) or (len(written.split()) >= settings.max_new_tokens and not self.bounded):
+                    cut = f"reply cut at {settings.max_new_tokens:,} words (max_tokens {settings.max_new_tokens:,})"
                     break  # no max-tokens field: a model that will not stop is stopped here
-                if time.perf_counter() - started > self.timeout_s:
-                    raise TimeoutError(f"the reply took more than {self.timeout_s:g} s")
-        if rest := cut.flush():
+                if meter.cut is not None:
+                    if meter.cut.timed_out and not written.strip():
+                        raise TimeoutError(f"the reply took more than {self.timeout_s:g} s")
+                    cut = meter.cut.reason
+                    break
+        if rest := stop.flush():
             on_text(rest)
-        return self._completion(reply, written, messages, settings, started)
+        return replace(self._completion(reply, written, messages, settings, started), cut=cut)
 
     def _stream(self, messages: Sequence[Message], settings: GenerationSettings) -> Iterator[Any]:
         chat = self.chat.model_copy(update=_knobs(self.chat, settings, self.timeout_s))
@@ -160,6 +169,10 @@ def _translated(model: str, timeout_s: float) -> Iterator[None]:
     except BackendError:
         raise
     except Exception as exc:  # providers raise their own types; none may crash a run
+        if getattr(getattr(exc, "response", None), "has_redirect_location", False):  # an httpx response
+            from engine.llm.bounded_http import redirected
+
+            raise redirected(exc.response) from exc  # type: ignore[attr-defined]
         said = " ".join(str(exc).split())[:_SHOWN] or type(exc).__name__
         if any(k.__name__ in _UNREACHABLE for k in type(exc).__mro__):
             raise ServerUnreachable(f"langchain model {model}: no answer ({said}) — is the server running and "
@@ -210,7 +223,7 @@ def init_provider_model(spec: str, base_url: str, api_key: str, timeout_s: float
         options["api_key"] = api_key or _NO_KEY
     if provider == "openai":  # OPENAI_API_BASE, OPENAI_ORG_ID and OPENAI_PROJECT_ID are no business of ours
         options.setdefault("base_url", "https://api.openai.com/v1")
-        options.update(http_client=_openai_http_client(bool(api_key)), stream_usage=True)
+        options.update(http_client=_openai_http_client(bool(api_key), timeout_s), stream_usage=True)
     try:
         return init_chat_model(spec, **options)
     except Exception as exc:  # unknown provider, missing integration package, bad option
@@ -218,18 +231,19 @@ def init_provider_model(spec: str, base_url: str, api_key: str, timeout_s: float
                            "(e.g. openai:gpt-4o-mini with --base-url, ollama:llama3) or module:factory") from exc
 
 
-def _openai_http_client(has_key: bool) -> Any:
-    import openai
+def _openai_http_client(has_key: bool, timeout_s: float) -> Any:
+    from engine.llm.bounded_http import BoundedClient  # imports openai
 
-    class _KeyHeadersLeftOut(openai.DefaultHttpxClient):
-        """Sends no header the client filled from the environment, nor the dummy key."""
+    class _KeyHeadersLeftOut(BoundedClient):
+        """Sends no header the client filled from the environment, nor the dummy key; reads a bounded body
+        and follows no redirect (engine/llm/bounded_http.py)."""
 
         def send(self, request: Any, **kwargs: Any) -> Any:
             for name in ("OpenAI-Organization", "OpenAI-Project", *(() if has_key else ("Authorization",))):
                 request.headers.pop(name, None)
             return super().send(request, **kwargs)
 
-    return _KeyHeadersLeftOut()
+    return _KeyHeadersLeftOut(timeout_s)
 
 
 @register_backend(BACKEND)

@@ -107,7 +107,7 @@ class OpenAIChatModel:
         tokens_in, tokens_out = reply.usage or (_approx_tokens(m.content for m in messages), _approx_tokens([text]))
         return Completion(text=text, tokens_in=tokens_in, tokens_out=tokens_out, latency_ms=latency_ms,
                           backend=self.backend, model=self.model,
-                          logprobs=logprobs_within(reply.logprobs, text, reply.text))
+                          logprobs=logprobs_within(reply.logprobs, text, reply.text), cut=reply.cut)
 
 
 def check_connection(base_url: str, api_key: str = "", timeout_s: float = 5) -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,6 +24,9 @@ import httpx2
 import openai
 
 from engine.errors import BackendError, ServerUnreachable
+from engine.llm.bounded_http import CUT, BoundedClient, redirected
+from engine.llm.bounds import DEFAULT_MAX_TOKENS, Cut, ReplyBounds, ReplyMeter
+from engine.llm.chat import logprobs_within
 from engine.trace import TokenLogprob
 
 T = TypeVar("T")
@@ -45,6 +49,10 @@ _NOT_FROM_THE_ENVIRONMENT = ("OpenAI-Organization", "OpenAI-Project", "Authoriza
 _NO_KEY = "no-key"  # never sent: the client refuses an empty key, and None would read OPENAI_API_KEY
 # Request parameters the answer does without: many servers refuse one they do not implement (HTTP 400/422).
 OPTIONAL_PARAMETERS = ("logprobs", "stream_options")
+# a completion's message text in its JSON body, and a JSON string's body up to its closing quote, a cut
+# escape or the end: what `partial_content` reads of a body cut short
+_CONTENT = re.compile(r'"content"\s*:\s*"')
+_STRING_PART = re.compile(r'(?:[^"\\]+|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*')
 
 
 @dataclass(frozen=True)
@@ -54,17 +62,7 @@ class Reply:
     text: str
     logprobs: tuple[TokenLogprob, ...] = ()
     usage: tuple[int, int] | None = None  # prompt and completion tokens, when the server counted them
-
-
-class _TimeoutEndsTheCall(openai.DefaultHttpxClient):
-    """The client retries a timed-out request like a refused one; a server too slow once is too slow
-    again, and each retry would hide the failure for another full timeout (a minute by default)."""
-
-    def send(self, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
-        try:
-            return super().send(request, **kwargs)
-        except httpx2.TimeoutException as exc:
-            raise openai.APITimeoutError(request=request) from exc  # an OpenAIError: raised at once
+    cut: str = ""  # why the reply was cut short at one of its bounds, "" when the server ended it
 
 
 class Server:
@@ -76,7 +74,8 @@ class Server:
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
         self.client = openai.OpenAI(base_url=base_url, api_key=api_key or _NO_KEY, timeout=timeout_s,
-                                    max_retries=max_retries, default_headers=headers, http_client=_TimeoutEndsTheCall())
+                                    max_retries=max_retries, default_headers=headers,
+                                    http_client=BoundedClient(timeout_s))
         # again per request: the client takes a missing key only from a header left out in the call itself
         self.headers = {} if api_key else {"Authorization": openai.Omit()}
         self._refused: frozenset[str] = frozenset()  # optional parameters this server said no to
@@ -87,36 +86,73 @@ class Server:
         try:
             yield
         except openai.APITimeoutError as exc:
-            raise ServerUnreachable(f"{exc.request.url} did not answer within {self.timeout_s:g} s — the server may "
-                                    "be overloaded or the model still loading; raise the timeout or try again") from exc
+            raise self._too_slow(exc.request.url) from exc
         except openai.APIConnectionError as exc:
             raise unreachable(self.base_url, exc) from exc
         except openai.APIStatusError as exc:
             status = exc.response.status_code
+            if exc.response.has_redirect_location:
+                raise redirected(exc.response) from exc
             raise BackendError(f"{exc.request.url} answered HTTP {status}: {_server_message(exc.response)}"
                                f"{_STATUS_HINTS.get(status, '')}") from exc
         except openai.APIError as exc:  # vLLM reports a failure mid-stream as an error event
             raise BackendError(f"{exc.request.url} failed mid-answer: {exc.message[:_ERROR_BODY_CHARS]}") from exc
 
     def completion(self, request: dict[str, Any]) -> Reply:
-        """The chat completion for `request`, checked to carry the assistant's text."""
+        """The chat completion for `request`, checked to carry the assistant's text; a body cut at its
+        bounds (bounded_http) gives the text it holds so far, itself cut at the text bound."""
         with self.translated():
             raw = self._create(self.client.chat.completions.with_raw_response.create, request)
-        return _parsed(raw, _COMPLETION, _reply)
+        response = raw.http_response
+        cut: Cut | None = response.extensions.get(CUT)
+        if cut is None:
+            reply = _parsed(raw, _COMPLETION, _reply)
+        elif (text := partial_content(response.content)) and text.strip():
+            reply = Reply(text)
+        else:
+            raise self._nothing_usable(str(response.url), cut)
+        meter = ReplyMeter(self._bounds(request))
+        kept = meter.take(reply.text)
+        cut = cut or meter.cut
+        logprobs = reply.logprobs if kept == reply.text else logprobs_within(reply.logprobs, kept, reply.text)
+        return Reply(kept, logprobs, reply.usage, cut.reason if cut else "")
 
     def streamed(self, request: dict[str, Any], on_text: Callable[[str], None]) -> Reply:
         """The chat completion for `request` read as a stream, `on_text` getting each piece of text as it
-        arrives; the whole reply is the pieces joined, with the usage the last event carries."""
+        arrives; the whole reply is the pieces joined, with the usage the last event carries. Reading ends
+        at the first bound the reply reaches (engine/llm/bounds.py); the reply then says which."""
         pieces: list[Reply] = []
+        meter = ReplyMeter(self._bounds(request))
         with self.translated():
             with self._create(self.client.chat.completions.create, {**request, "stream": True}) as chunks:
                 for piece in _pieces(chunks):
-                    pieces.append(piece)
-                    if piece.text:
-                        on_text(piece.text)
+                    kept = meter.take(piece.text)
+                    pieces.append(piece if kept == piece.text else Reply(kept, usage=piece.usage))
+                    if kept:
+                        on_text(kept)
+                    if meter.cut:
+                        break
+                cut = meter.cut or chunks.response.extensions.get(CUT)
+                url = str(chunks.response.url)
+        text = "".join(p.text for p in pieces)
+        if cut is not None and not text.strip():
+            raise self._nothing_usable(url, cut)
         counted = [p.usage for p in pieces if p.usage is not None]
-        return Reply("".join(p.text for p in pieces), tuple(t for p in pieces for t in p.logprobs),
-                     counted[-1] if counted else None)
+        return Reply(text, tuple(t for p in pieces for t in p.logprobs), counted[-1] if counted else None,
+                     cut.reason if cut else "")
+
+    def _bounds(self, request: dict[str, Any]) -> ReplyBounds:
+        return ReplyBounds(self.timeout_s, int(request.get("max_tokens") or DEFAULT_MAX_TOKENS))
+
+    def _too_slow(self, url: object) -> ServerUnreachable:
+        return ServerUnreachable(f"{url} did not answer within {self.timeout_s:g} s — the server may be overloaded "
+                                 "or the model still loading; raise the timeout or try again")
+
+    def _nothing_usable(self, url: str, cut: Cut) -> BackendError:
+        """A reply cut at a bound before any text came: a time cut is a server too slow to use."""
+        if cut.timed_out:
+            return self._too_slow(url)
+        return BackendError(f"{url} sent no text within the reply's bounds: {cut.reason}")
 
     def _create(self, create: Callable[..., T], request: dict[str, Any]) -> T:
         """`create(**request)` without the optional parameters this server refused; one it refuses now
@@ -203,8 +239,10 @@ def _pieces(chunks: openai.Stream[Any]) -> Iterator[Reply]:
                 raise _nonsense(url, _STREAM, chunk.to_json(indent=None, warnings=False))
             yield piece
     except json.JSONDecodeError as exc:
+        if CUT in response.extensions:
+            return  # the event the body was cut in
         raise _nonsense(url, _STREAM, exc.doc) from None
-    if not events:
+    if not events and CUT not in response.extensions:
         raise _nonsense(url, _STREAM, "(no events)")
 
 
@@ -220,6 +258,17 @@ def _piece(chunk: Any) -> Reply | None:
     if delta is None or not isinstance(content, (str, type(None))):
         return None
     return Reply(content or "", _logprobs(choices[0]), _usage(chunk))
+
+
+def partial_content(body: bytes) -> str | None:
+    """The assistant's text as far as a chat completion cut short holds it: the first `"content": "…"`
+    string, up to its end or to the last whole character before the cut; None when the cut came before it."""
+    text = body.decode("utf-8", "ignore")
+    found = _CONTENT.search(text)
+    if found is None:
+        return None
+    value = json.loads('"' + _STRING_PART.match(text, found.end()).group() + '"')
+    return value[:-1] if value and "\ud800" <= value[-1] <= "\udbff" else value  # half a surrogate pair
 
 
 def _nonsense(url: str, what: str, text: str) -> BackendError:

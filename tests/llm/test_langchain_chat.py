@@ -135,10 +135,17 @@ def test_a_model_without_a_max_tokens_field_is_cut_at_that_many_words():
     assert chat.complete(CHAT, GenerationSettings(max_new_tokens=3)).text == "one two three"
 
 
-def test_a_reply_that_outlasts_the_deadline_ends_the_run():
+def test_a_reply_that_outlasts_the_deadline_keeps_what_came_and_says_it_was_cut():
     slow = LangChainChatModel(FakeListChatModel(responses=["a slow reply"], sleep=0.1), "slow", timeout_s=0.25)
+    done = slow.complete(CHAT)
+    assert done.text.strip() and "a slow reply".startswith(done.text) and done.text != "a slow reply"
+    assert done.cut == "reply cut after 0.25 s (the backend's timeout)"
+
+
+def test_a_deadline_passed_before_any_text_ends_the_run():
+    late = LangChainChatModel(FakeListChatModel(responses=["  late"], sleep=0.3), "late", timeout_s=0.25)
     with pytest.raises(ServerUnreachable, match=r"more than 0.25 s"):
-        slow.complete(CHAT)
+        late.complete(CHAT)
 
 
 def test_a_failing_provider_becomes_an_error_step_not_a_crash(mini_pack, settings, factories, monkeypatch):
