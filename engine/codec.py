@@ -22,13 +22,12 @@ MAX_INT_DIGITS = 18
 # A lone UTF-16 surrogate decodes fine but cannot be encoded as UTF-8: SQLite, file writes and
 # the UI would fail on it later, far from the input that carried it (issue 15, item 7).
 SURROGATE = re.compile("[\ud800-\udfff]")
-_TOKEN = re.compile(
-    r'"[^"\\]*(?:\\.[^"\\]*)*"'  # a string, escapes included
-    r"|[\[{\]}]"  # a bracket
-    rf"|(?<![\w.+-])-?\d{{{MAX_INT_DIGITS + 1},}}(?![\w.])"  # an over-long integer (not a fraction or exponent)
-)
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-
+# The pre-scan reads each character once (issue 26, item 3): every pattern is matched anchored where the
+# scan stands, always matches (possibly empty) and is possessive, so it never backtracks nor re-reads the
+# rest of the text from a later start, as a search for a closing quote did on `\"\"\"…` (quadratic).
+_BETWEEN = re.compile(r'[^"\[\]{}0-9-]*+')  # what cannot start a token: skipped
+_STRING_BODY = re.compile(r'(?:[^"\\]++|\\[\s\S])*+')  # up to the closing quote, or the end of the text
+_NUMBER = re.compile(r"-?([0-9]*+)(\.[0-9]++)?+([eE][-+]?[0-9]++)?+")  # JSON's grammar, leading zeros allowed
 
 def to_jsonable(value: Any) -> Any:
     """Dataclasses become dicts, tuples become lists; everything else must already be JSON."""
@@ -45,46 +44,63 @@ def loads_bounded(text: str, label: str, first_line: int = 1) -> Any:
     """`json.loads` for untrusted text: too deep, too large or unencodable input is a PackError.
 
     Python's own decoder crashes on these (RecursionError, a 4,300-digit ValueError) or lets them
-    through (lone surrogates), so one linear pre-scan rejects them first. Every message reads
-    `label:line: problem`; `first_line` is the line `text` starts on (a JSONL record's line).
+    through (lone surrogates), so one linear pre-scan rejects them first; any other ValueError of the
+    decoder is a PackError too, so callers catch one type. Every message reads `label:line: problem`;
+    `first_line` is the line `text` starts on (a JSONL record's line).
     """
     problem, position = _scan(text)
-    if not problem:
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            line = first_line + exc.lineno - 1
-            raise PackError([f"{label}:{line}: not valid JSON ({exc.msg} at column {exc.colno})"]) from None
-    line = first_line + text.count("\n", 0, position)
-    raise PackError([f"{label}:{line}: {problem}"])
+    if problem:
+        line = first_line + text.count("\n", 0, position)
+        raise PackError([f"{label}:{line}: {problem}"])
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        line = first_line + exc.lineno - 1
+        raise PackError([f"{label}:{line}: not valid JSON ({exc.msg} at column {exc.colno})"]) from None
+    except ValueError as exc:  # what the pre-scan let through, if anything: still the caller's one error type
+        raise PackError([f"{label}:{first_line}: not valid JSON ({exc})"]) from None
 
 
 def _scan(text: str) -> tuple[str, int]:
-    """The first structural problem of `text` and where it starts, or ("", 0)."""
-    depth = 0
-    for match in _TOKEN.finditer(text):
-        first = match.group()[0]
-        if first in "[{":
-            depth += 1
+    """The first structural problem of `text` and where it starts, or ("", 0).
+
+    One pass, token by token: strings (checked for lone surrogate escapes), brackets (counted for depth)
+    and numbers (an integer part with no fraction or exponent is one `int()` would parse). Whatever else
+    is there is skipped; the full parse reports it.
+    """
+    depth, position, end = 0, 0, len(text)
+    while (position := _BETWEEN.match(text, position).end()) < end:
+        start, first = position, text[position]
+        if first == '"':
+            position = _STRING_BODY.match(text, start + 1).end() + 1  # past the closing quote
+            if text.find("\\u", start, position) >= 0 and _has_lone_surrogate(text[start:position]):
+                return ("a string contains a lone UTF-16 surrogate (an escape in \\ud800-\\udfff without "
+                        "its pair), which is not text; remove it", start)
+        elif first in "[{":
+            depth, position = depth + 1, start + 1
             if depth > MAX_JSON_DEPTH:
-                return f"nested deeper than {MAX_JSON_DEPTH} levels; flatten the data", match.start()
+                return f"nested deeper than {MAX_JSON_DEPTH} levels; flatten the data", start
         elif first in "]}":
-            depth -= 1
-        elif first != '"':
-            digits = len(match.group().lstrip("-"))
-            return (f"integer with {digits} digits; at most {MAX_INT_DIGITS} are allowed "
-                    "(write a larger number as a string)", match.start())
-        elif _SURROGATE_ESCAPE.search(match.group()) and _has_lone_surrogate(match.group()):
-            return ("a string contains a lone UTF-16 surrogate (an escape in \\ud800-\\udfff without "
-                    "its pair), which is not text; remove it", match.start())
+            depth, position = depth - 1, start + 1
+        else:
+            number = _NUMBER.match(text, start)
+            position = number.end()
+            digits, fraction, exponent = number.groups()
+            if len(digits) > MAX_INT_DIGITS and fraction is None and exponent is None:
+                return (f"integer with {len(digits)} digits; at most {MAX_INT_DIGITS} are allowed "
+                        "(write a larger number as a string)", start)
     return "", 0
 
 
 def _has_lone_surrogate(token: str) -> bool:
+    """Whether a JSON string token decodes to text with a lone surrogate (which UTF-8 cannot encode)."""
     try:
-        return SURROGATE.search(json.loads(token)) is not None
+        json.loads(token).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
     except ValueError:
         return False  # a malformed string: the full parse reports it with its column
+    return False
 
 
 @cache

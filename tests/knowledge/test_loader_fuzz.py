@@ -34,6 +34,10 @@ HOSTILE_VALUES = (
     "0." + "1" * 5_000, "1e" + "9" * 400, "[" * 70 + "]" * 70, "[" * 100_000, '{"a": ' * 70 + "1" + "}" * 70,
     '"\\ud800"', '"x\\udc80y"', '"\\ud83d\\ude00"', '"\\ud83d"', '"\\u0000"', '"\\\\ud800"', '"' + "x" * 100_000 + '"',
     '"../../../../etc/passwd"', '"invalid question"', '"\\n\\t\\r"',
+    # issue 26: over-long digit runs that int() still parses (ended by a letter, a dot, an `e` with no digits),
+    # and escaped quotes, closed or not (a quadratic pre-scan took seconds on each of these)
+    "1" * 5_000 + "x", "9" * 4_301 + ".", "-" + "7" * 5_000 + "e", "1" * 5_000 + "]", "1" * 5_000 + ".5",
+    '"' + '\\"' * 20_000 + '"', '"' + '\\"' * 20_000, '\\"' * 20_000, '"' + "\\\\" * 20_000 + '"',
 )
 HOSTILE_NAMES = (
     "../../outside", "/etc", "a/b", "a\\b", "..", ".", "", " ", "x" * 65, "CON", "nul.txt", "a\x00b", "a\nb",
