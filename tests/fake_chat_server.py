@@ -6,7 +6,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,8 +20,9 @@ MODEL = "tiny-chat"
 
 @dataclass(frozen=True)
 class Reply:
-    """One scripted answer: a status and body, or SSE events; `delay_s` before the headers,
-    `event_delay_s` between events (to starve the client's read timeout mid-stream)."""
+    """One scripted answer: a status and body, or SSE events, or a body made piece by piece (`pieces`, sent
+    chunked: a reply of any size, or one without end); `delay_s` before the headers, `event_delay_s`
+    between events (to starve the client's read timeout mid-stream); `headers` added (e.g. Location)."""
 
     status: int = 200
     body: Any = None  # dict/list → JSON, str → sent as is
@@ -29,6 +30,8 @@ class Reply:
     events: tuple[str, ...] | None = None  # raw SSE lines, each sent followed by a blank line
     delay_s: float = 0.0
     event_delay_s: float = 0.0
+    pieces: Callable[[], Iterable[bytes]] | None = None  # the body's chunks, made afresh for each request
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,8 @@ class ChatServer:
     requests: list[dict[str, Any]] = field(default_factory=list)
     answerer: Answerer | None = None
     in_flight: int = 0
+    pieces_sent: int = 0  # chunks of `Reply.pieces` bodies written
+    hung_up: bool = False  # whether a client closed a chunked body before its end
     peak_in_flight: int = 0  # the most requests being answered at once (counted, not inferred from times)
     _counting: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -136,7 +141,9 @@ class _Handler(BaseHTTPRequestHandler):
         with script.answering():
             reply = script.reply_to(body)
             time.sleep(reply.delay_s)
-            if reply.events is None:
+            if reply.pieces is not None:
+                self._send_chunked(reply)
+            elif reply.events is None:
                 self._send_body(reply)
             else:
                 self._send_events(reply)
@@ -147,8 +154,31 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(reply.status)
         self.send_header("Content-Type", reply.content_type)
         self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
+        self._send_headers(reply)
         self.wfile.write(data)
+
+    def _send_headers(self, reply: Reply) -> None:
+        for name, value in reply.headers:
+            self.send_header(name, value)
+        self.end_headers()
+
+    def _send_chunked(self, reply: Reply) -> None:
+        """HTTP/1.1 chunked transfer: the client cannot know the size, nor whether it ends."""
+        script: ChatServer = self.server.script  # type: ignore[attr-defined]
+        self.protocol_version = "HTTP/1.1"
+        self.send_response(reply.status)
+        self.send_header("Content-Type", reply.content_type)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self._send_headers(reply)
+        try:
+            for piece in (reply.pieces or tuple)():
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                self.wfile.flush()
+                script.pieces_sent += 1
+            self.wfile.write(b"0\r\n\r\n")
+        except OSError:
+            script.hung_up = True  # the client stopped reading and closed the connection
 
     def _send_events(self, reply: Reply) -> None:
         # HTTP/1.0 without Content-Length: the body ends when the connection closes, as SSE allows
@@ -186,6 +216,30 @@ def serving(*replies: Reply) -> Iterator[ChatServer]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=2)
+
+
+def endless(*chunks: bytes, limit: int = 100_000) -> Callable[[], Iterator[bytes]]:
+    """A body of `chunks` then the last chunk again and again: without end as far as a client can tell (`limit`
+    chunks in all, so a client that never stops reading still lets a test end)."""
+    def pieces() -> Iterator[bytes]:
+        for n in range(limit):
+            yield chunks[min(n, len(chunks) - 1)]
+
+    return pieces
+
+
+def endless_completion(word: str = "word ", chunk_words: int = 1000,
+                       limit: int = 100_000) -> Callable[[], Iterator[bytes]]:
+    """A plain chat completion whose text never ends (see `endless`)."""
+    head = b'{"id": "c1", "object": "chat.completion", "model": "%s", "choices": [{"index": 0, "message": ' \
+           b'{"role": "assistant", "content": "' % MODEL.encode()
+    return endless(head, word.encode() * chunk_words, limit=limit)
+
+
+def endless_events(token: str = "tok ", limit: int = 100_000) -> Callable[[], Iterator[bytes]]:
+    """An SSE chat stream writing `token` for ever (see `endless`)."""
+    first, piece = (f"{line}\n\n".encode() for line in sse([token])[:2])
+    return endless(first, piece, limit=limit)
 
 
 def closed_port() -> str:
