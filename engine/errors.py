@@ -62,3 +62,11 @@ class CheckpointError(RagscopeError):
 class RetrieverError(RagscopeError):
     """A user's own retriever (a file, an entry point or `module:factory`) cannot be loaded or built, or gave back
     something that is not LangChain Documents; the message names where it came from."""
+
+
+class DiskFull(RagscopeError):
+    """A write ran out of disk space (ENOSPC, a quota, or the file size limit: EFBIG) in `folder` (issue 26)."""
+
+    def __init__(self, folder: str, detail: str):
+        self.folder = folder
+        super().__init__(f"{folder}: out of disk space ({detail}); free some space there and try again")

@@ -24,7 +24,7 @@ from engine.app.packs import (
     Upload,
 )
 from engine.app.runs import Workbench
-from engine.errors import PackError, RagscopeError
+from engine.errors import DiskFull, PackError, RagscopeError
 from engine.trace import GraphDeltaStep
 
 PAGE = "knowledge"
@@ -341,6 +341,9 @@ def build_clicked() -> None:
     except PackError as exc:  # IngestError too: every problem, and nothing was written
         ui_state.post_notice(PAGE, ui_state.Notice("error", problems_text("Nothing was written", exc.problems)))
         return
+    except DiskFull as exc:  # the half-written pack was removed
+        ui_state.post_notice(PAGE, ui_state.Notice("error", problems_text("Nothing was written", [str(exc)])))
+        return
     finally:
         bar.empty()
     pack = ui_state.pack(str(target))
@@ -376,7 +379,7 @@ def index(workbench: Workbench) -> None:
             with st.spinner("Opening the index…"):
                 found = packs.index_status(workbench.retrieval)
         except Exception as exc:  # noqa: BLE001 — a Chroma server that is down must not take the page down
-            st.error(md_text(f"The index cannot be opened: {type(exc).__name__}: {exc}"))
+            st.error(md_text(f"The index cannot be opened: {failure_text(exc)}"))
             return
         index_status(found)
 
@@ -400,10 +403,15 @@ def sync(workbench: Workbench) -> None:
                                                                   text=f"Embedding {p.describe()}"))
     except Exception as exc:  # noqa: BLE001 — encoder or Chroma failures are shown, never raised
         bar.empty()
-        st.error(md_text(f"Syncing failed: {type(exc).__name__}: {exc}"))
+        st.error(md_text(f"Syncing failed: {failure_text(exc)}"))
         return
     bar.progress(1.0, text="Index synced")
     st.success(f"Synced: {report.added} chunks embedded, {report.removed} removed, {report.kept} unchanged.")
+
+
+def failure_text(exc: Exception) -> str:
+    """Our errors (a full disk, a server that does not answer) say what to do; others show their type too."""
+    return str(exc) if isinstance(exc, RagscopeError) else f"{type(exc).__name__}: {exc}"
 
 
 # ---- the page ------------------------------------------------------------------------------------

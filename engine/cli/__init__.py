@@ -7,6 +7,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from engine.cli import (
     ask,
@@ -22,6 +23,7 @@ from engine.cli import (
 )
 from engine.cli.command import USAGE_ERROR, Command
 from engine.codec import SURROGATE
+from engine.disk import disk_full, is_disk_full
 from engine.errors import RagscopeError
 
 # In the order `python -m engine --help` lists them.
@@ -39,11 +41,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         return args.run(args)
     except (RagscopeError, OSError) as exc:  # OSError: a full disk, a name too long — the path and why, no traceback
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_for_user(exc)}", file=sys.stderr)
         return USAGE_ERROR
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _for_user(exc: Exception) -> Exception:
+    """A full disk met outside the writes that name their folder (DiskFull) is said the same way."""
+    if isinstance(exc, OSError) and exc.filename and is_disk_full(exc):
+        return disk_full(Path(exc.filename).parent, exc)
+    return exc
 
 
 def build_parser(commands: Sequence[Command]) -> argparse.ArgumentParser:

@@ -19,14 +19,21 @@ def _run(args: argparse.Namespace) -> int:
     from engine.retrieval.suite import open_retrieval
     from engine.settings import Settings
 
+    line_open = [False]  # a progress line without its newline yet: an error must not be printed onto it
+
     def show(p: packs.IndexProgress) -> None:
-        print(f"\rindexing: {p.describe()}", end="\n" if p.done >= p.total else "", file=sys.stderr, flush=True)
+        line_open[0] = p.done < p.total
+        print(f"\rindexing: {p.describe()}", end="" if line_open[0] else "\n", file=sys.stderr, flush=True)
 
     pack, settings = packs.load(args.pack), Settings()
     retrieval = open_retrieval(pack, settings)
     started = time.perf_counter()
-    # a fresh sync, not the shared retrieval's ensure_index: that reports nothing once this process synced
-    report = packs.sync_index(pack, settings, show, shared=retrieval)
+    try:
+        # a fresh sync, not the shared retrieval's ensure_index: that reports nothing once this process synced
+        report = packs.sync_index(pack, settings, show, shared=retrieval)
+    finally:
+        if line_open[0]:
+            print(file=sys.stderr)
     seconds = time.perf_counter() - started
     status = packs.index_status(retrieval)
     print(f"index {status.name}: {status.chunks} chunks; embedded {report.added}, "

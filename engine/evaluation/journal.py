@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
@@ -20,9 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from engine.codec import loads_bounded
+from engine.disk import raising_disk_full
 from engine.errors import PackError, RagscopeError
 from engine.evaluation.runner import QuestionResult
 from engine.files import write_text_atomic
+from engine.locking import HeldLock, hold
 from engine.trace import Trace
 
 _ID = re.compile(r"^[0-9a-f]{32}$")
@@ -95,6 +98,8 @@ def new_journal_id() -> str:
 class Journal:
     """One evaluation's folder under `root`; ids are checked so a URL parameter can't name another path."""
 
+    writer: HeldLock | None = None  # `beside`: the lock that keeps a second process from writing here
+
     def __init__(self, root: Path, journal_id: str):
         if not _ID.fullmatch(journal_id):
             raise RagscopeError(f"not an evaluation id: {journal_id!r}")
@@ -105,23 +110,46 @@ class Journal:
     def beside(cls, target: Path) -> Journal:
         """The journal of the CLI evaluation reporting to `target`: `.NAME.journal` next to it. The name is
         never a staging folder's (`writer.sweep_staging` would delete it once its writer has exited), so an
-        interrupted evaluation waits there for `--resume` from any later process."""
+        interrupted evaluation waits there for `--resume` from any later process.
+
+        While this journal lives no other process may write there (issue 26: the loser of two evaluations
+        racing for one --out was told to add --resume, a second writer on a live journal): the other is
+        told who writes and to wait. A folder without a plan, left by a write that failed (a full disk) or
+        was killed before its plan was saved, holds nothing to resume and is removed."""
         journal = cls.__new__(cls)
         journal.id, journal.folder = f".{target.name}.journal", target.parent / f".{target.name}.journal"
+        lock = target.parent / f".{target.name}.lock"
+        with raising_disk_full(target.parent):
+            journal.writer = hold(lock, lambda pid: RagscopeError(
+                f"another evaluation ({f'pid {pid}' if pid else 'starting'}) is writing to {target}; wait for "
+                "it to end, or choose another --out"))
+        if journal.folder.is_dir() and not (journal.folder / "plan.json").exists():
+            shutil.rmtree(journal.folder)
         return journal
 
     def write_plan(self, plan: JournalPlan) -> None:
+        """Saved atomically; when it cannot be (a full disk: DiskFull), a journal folder this made is removed
+        again, so no empty journal is left to refuse the next try."""
         record = {**asdict(plan), "options": [list(o) for o in plan.options if o[0] != "api_key"],
                   "steps": [list(s) for s in plan.steps], "params": [list(p) for p in plan.params]}
-        write_text_atomic(self.folder / "plan.json", json.dumps(record, ensure_ascii=False))
+        new = not self.folder.exists()
+        try:
+            with raising_disk_full(self.folder):
+                write_text_atomic(self.folder / "plan.json", json.dumps(record, ensure_ascii=False))
+        except BaseException:
+            if new:
+                shutil.rmtree(self.folder, ignore_errors=True)
+            raise
 
     def append(self, result: QuestionResult, trace: Trace) -> None:
+        """One finished question, synced; a full disk is DiskFull (a line cut short is ignored on reading)."""
         line = json.dumps({"result": asdict(result), "trace": trace.to_dict()}, ensure_ascii=False)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        with open(self.folder / "results.jsonl", "a", encoding="utf-8") as out:
-            out.write(line + "\n")
-            out.flush()
-            os.fsync(out.fileno())
+        with raising_disk_full(self.folder):
+            self.folder.mkdir(parents=True, exist_ok=True)
+            with open(self.folder / "results.jsonl", "a", encoding="utf-8") as out:
+                out.write(line + "\n")
+                out.flush()
+                os.fsync(out.fileno())
 
     def read(self) -> tuple[JournalPlan, tuple[QuestionResult, ...], tuple[Trace, ...]]:
         """The plan and the finished questions; raises RagscopeError when there is no such journal."""

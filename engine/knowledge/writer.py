@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from engine.disk import raising_disk_full
 from engine.errors import PackError
 from engine.knowledge.records import Pack, Question, Rule
 
@@ -35,7 +36,8 @@ def staged(target: Path) -> Iterator[Path]:
     """A temp folder beside `target` that becomes `target` in one rename if the block succeeds.
 
     On any error the temp folder is removed, so a pack folder is either complete or absent; one
-    left by a killed process is swept at the next write of the same target (issue 15).
+    left by a killed process is swept at the next write of the same target (issue 15). A full disk
+    is DiskFull naming the folder (issue 26).
     """
     check_target(target)
     sweep_staging(target.parent, target.name)
@@ -45,10 +47,11 @@ def staged(target: Path) -> Iterator[Path]:
     except OSError as exc:
         raise PackError([f"{target}: cannot be created ({exc.strerror or exc})"]) from None
     try:
-        yield staging
-        if target.exists():
-            target.rmdir()
-        os.replace(staging, target)
+        with raising_disk_full(target.parent):
+            yield staging
+            if target.exists():
+                target.rmdir()
+            os.replace(staging, target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -8,11 +8,14 @@ and hashes a sync holds one batch of vectors, whatever the corpus size.
 from __future__ import annotations
 
 import hashlib
+import math
+import os
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -20,7 +23,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from engine.cache import Registry
-from engine.errors import BackendError
+from engine.disk import exception_chain, raising_disk_full
+from engine.errors import BackendError, RagscopeError
 from engine.knowledge.chunking import Chunk
 from engine.retrieval.embedder import Embedder
 from engine.urls import http_url
@@ -32,32 +36,140 @@ WRITE_BATCHES = 8
 _READ_PAGE = 10_000  # ids and hashes read per call when diffing, so a 1M-chunk diff stays small in memory
 _STAMP = "ragscope_chunks"  # collection metadata: fingerprint of the chunk set the index last synced to
 _CLIENTS: Registry[str, object] = Registry()
+TIMEOUT_VARIABLE = "RAGSCOPE_CHROMA_TIMEOUT_S"
+DEFAULT_TIMEOUT_S = 30.0  # per request to a Chroma server: a sync writes a batch at a time, a query takes ms
 
 
 def chroma_client(index_dir: Path, url: str = "") -> Any:
     """One client per location per process: Chroma refuses two clients on one path.
 
-    A shared server (RAGSCOPE_CHROMA_URL) that is malformed or does not answer is a BackendError: the
-    user pointed us at it, so the message names it and the CLI exits 2 instead of printing a traceback.
+    A shared server (RAGSCOPE_CHROMA_URL) that is malformed, does not answer or answers nothing within
+    RAGSCOPE_CHROMA_TIMEOUT_S is a BackendError; a full disk under the local index is DiskFull. Either
+    names where and says what to do, and the CLI exits 2 with it instead of printing a traceback.
     """
-    return _CLIENTS.get(url or str(index_dir.resolve()), lambda: _open_client(index_dir, url))
+    if not url:
+        return _CLIENTS.get(str(index_dir.resolve()), lambda: _open_local(index_dir.resolve()))
+    timeout_s = chroma_timeout_s()
+    return _CLIENTS.get(f"{url} timeout={timeout_s:g}", lambda: _open_server(url, timeout_s))
 
 
-def _open_client(index_dir: Path, url: str) -> Any:
+def chroma_timeout_s() -> float:
+    """Seconds one request to a Chroma server may wait for it: RAGSCOPE_CHROMA_TIMEOUT_S, default 30."""
+    text = os.environ.get(TIMEOUT_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < math.inf:
+        raise BackendError(f"{TIMEOUT_VARIABLE}={text!r} is not a number of seconds above 0; "
+                           f"e.g. {DEFAULT_TIMEOUT_S:g}, or unset it")
+    return value
+
+
+def _open_local(index_dir: Path) -> Any:
     import chromadb
     from chromadb.config import Settings as ChromaSettings
+    from chromadb.errors import ChromaError
 
-    settings = ChromaSettings(anonymized_telemetry=False)
-    if not url:
+    with raising_disk_full(index_dir, unexplained=(ChromaError,)):
         index_dir.mkdir(parents=True, exist_ok=True)
-        return chromadb.PersistentClient(str(index_dir), settings=settings)
+        try:
+            return chromadb.PersistentClient(str(index_dir), settings=ChromaSettings(anonymized_telemetry=False))
+        except Exception:
+            _forget_failed_start(str(index_dir))
+            raise
+
+
+def _forget_failed_start(identifier: str) -> None:
+    """chromadb 1.5.9 caches a path's System before starting it and keeps it when the start fails (a full
+    disk): every later client on that path, after space was freed too, fails with "'RustBindingsAPI' object
+    has no attribute 'bindings'". Drop it, so the next open starts afresh; one that a client holds (a
+    reference counted) started fine and stays."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    if identifier not in SharedSystemClient._identifier_to_refcount:
+        SharedSystemClient._identifier_to_system.pop(identifier, None)
+
+
+def _open_server(url: str, timeout_s: float) -> Any:
+    import chromadb
+    import httpx
+    from chromadb.config import Settings as ChromaSettings
+
     scheme, host, port = parse_chroma_url(url)
     try:
-        return chromadb.HttpClient(host=host, port=port, ssl=scheme == "https", settings=settings)
+        # the constructor already asks the server (identity, tenant, database) on a session with no timeout
+        client = _within(timeout_s, lambda: chromadb.HttpClient(
+            host=host, port=port, ssl=scheme == "https", settings=ChromaSettings(anonymized_telemetry=False)))
     except Exception as exc:  # chromadb raises ValueError, httpx errors or its own by version
-        raise BackendError(f"the Chroma server at RAGSCOPE_CHROMA_URL={url!r} did not answer "
-                           f"({type(exc).__name__}: {exc}); start it (`chroma run`) or unset the "
-                           "variable to use the local index") from exc
+        raise server_failure(url, "connecting", exc) from exc
+    # chromadb 1.5.9 builds that httpx session with timeout=None and has no setting for it (chroma-core/chroma
+    # issue 5805): a stalled server would hang every later call for ever
+    client._server._session.timeout = httpx.Timeout(timeout_s)
+    return client
+
+
+def _within(seconds: float, build: Callable[[], Any]) -> Any:
+    """`build()` in a daemon thread, given up on (TimeoutError) after `seconds`: the thread may stay blocked
+    until the server wakes, but neither the caller nor the process's exit waits for it."""
+    outcome: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome["value"] = build()
+        except BaseException as exc:  # noqa: BLE001  handed to the caller below
+            outcome["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="chroma-connect", daemon=True).start()
+    if not done.wait(seconds):
+        raise TimeoutError(f"no answer within {seconds:g} s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def server_failure(url: str, doing: str, exc: BaseException) -> BackendError:
+    """A Chroma server's failure as the user can act on it: which server, what we were doing, what to do."""
+    import httpx
+
+    causes = tuple(exception_chain(exc))  # chromadb re-raises some (a refused connection) as a ValueError
+    if any(isinstance(c, (httpx.TimeoutException, TimeoutError)) for c in causes):
+        what = "gave no answer in time"
+        hint = (f"check that it runs and is not stalled, or raise {TIMEOUT_VARIABLE} (default "
+                f"{DEFAULT_TIMEOUT_S:g} s) if it is only slow")
+    elif any(isinstance(c, (httpx.TransportError, ConnectionError)) for c in causes):  # refused, reset, cut off
+        what, hint = "did not answer", "start it (`chroma run`)"
+    else:
+        what, hint = "failed", "see the server's log"
+    return BackendError(f"the Chroma server at RAGSCOPE_CHROMA_URL={url!r} {what} while {doing} "
+                        f"({type(exc).__name__}: {exc}); {hint}, or unset RAGSCOPE_CHROMA_URL to use the local index")
+
+
+@contextmanager
+def chroma_errors(client: Any, doing: str) -> Iterator[None]:
+    """A Chroma call's failure as an error the user can act on: under a local index a full disk becomes
+    DiskFull naming its folder; with a server every failure becomes a BackendError naming the server (the
+    run that met it then ends with `backend_failure`, engine.runner)."""
+    from chromadb.errors import ChromaError
+
+    settings = client.get_settings()
+    if settings.is_persistent:
+        with raising_disk_full(Path(settings.persist_directory), unexplained=(ChromaError,)):
+            yield
+        return
+    try:
+        yield
+    except RagscopeError:
+        raise
+    except Exception as exc:
+        scheme = "https" if settings.chroma_server_ssl_enabled else "http"
+        raise server_failure(f"{scheme}://{settings.chroma_server_host}:{settings.chroma_server_http_port}",
+                             doing, exc) from exc
 
 
 def parse_chroma_url(url: str) -> tuple[str, str, int]:
@@ -141,12 +253,14 @@ class ChunkIndex:
         self.embedder = embedder
         self.client = client
         # no embedding function: vectors always come from `embedder`, and Chroma's default one downloads
-        self.collection = client.get_or_create_collection(name=name, embedding_function=None,
-                                                          metadata={"hnsw:space": "cosine"})
+        with chroma_errors(client, f"opening collection {name}"):
+            self.collection = client.get_or_create_collection(name=name, embedding_function=None,
+                                                              metadata={"hnsw:space": "cosine"})
         self._lock = threading.Lock()
 
     def count(self) -> int:
-        return self.collection.count()
+        with chroma_errors(self.client, f"counting collection {self.name}"):
+            return self.collection.count()
 
     def sync(self, chunks: Sequence[Chunk], progress: Progress | None = None) -> SyncReport:
         """Embed only chunks that are new or whose text changed; drop chunks that disappeared.
@@ -154,7 +268,7 @@ class ChunkIndex:
         An unchanged chunk set is recognised by the stamp the last sync left, without reading the index.
         """
         fingerprint = chunk_fingerprint(chunks)
-        with self._lock:
+        with self._lock, chroma_errors(self.client, f"syncing collection {self.name}"):
             if self._stamp() == fingerprint and self.count() == len(chunks):
                 return SyncReport(added=0, removed=0, kept=len(chunks))
             self._set_stamp("")  # a sync cut short must not leave a stamp that claims the old set
@@ -208,13 +322,15 @@ class ChunkIndex:
 
     def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored vectors of those chunk ids the index holds, by id (fetched by id, never the whole index)."""
-        got = self.collection.get(ids=list(dict.fromkeys(ids)), include=["embeddings"])
+        with chroma_errors(self.client, f"reading vectors of collection {self.name}"):
+            got = self.collection.get(ids=list(dict.fromkeys(ids)), include=["embeddings"])
         return {i: np.asarray(v, dtype=np.float32) for i, v in zip(got["ids"], got["embeddings"])}
 
     def query(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         """(chunk id, cosine similarity) best first; Chroma itself returns fewer when it holds fewer."""
-        results = self.collection.query(query_embeddings=[np.asarray(vector, dtype=np.float32)],
-                                        n_results=max(1, k), include=["distances"])
+        with chroma_errors(self.client, f"querying collection {self.name}"):
+            results = self.collection.query(query_embeddings=[np.asarray(vector, dtype=np.float32)],
+                                            n_results=max(1, k), include=["distances"])
         return [(i, 1.0 - float(d)) for i, d in zip(results["ids"][0], results["distances"][0])]
 
 
