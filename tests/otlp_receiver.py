@@ -41,12 +41,13 @@ class Receiver:
 
     url: str
     status: int = 200
+    location: str = ""  # sent as Location with every answer (a 3xx status sends the client there)
     paths: list[str] = field(default_factory=list)
     spans: list[ReceivedSpan] = field(default_factory=list)
 
 
 @contextmanager
-def receiving(status: int = 200) -> Iterator[Receiver]:
+def receiving(status: int = 200, location: str = "") -> Iterator[Receiver]:
     """A receiver on 127.0.0.1 at a free port for the duration of the block; `url` is its base address."""
     receiver: Receiver
 
@@ -60,6 +61,8 @@ def receiving(status: int = 200) -> Iterator[Receiver]:
             self.send_response(receiver.status)
             self.send_header("Content-Type", "application/x-protobuf")
             self.send_header("Content-Length", str(len(reply)))
+            if receiver.location:
+                self.send_header("Location", receiver.location)
             self.end_headers()
             self.wfile.write(reply)
 
@@ -67,7 +70,7 @@ def receiving(status: int = 200) -> Iterator[Receiver]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    receiver = Receiver(url=f"http://127.0.0.1:{server.server_address[1]}", status=status)
+    receiver = Receiver(url=f"http://127.0.0.1:{server.server_address[1]}", status=status, location=location)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -11,7 +11,7 @@ import logging
 import re
 import socket
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from engine.errors import RagscopeError
@@ -50,7 +50,8 @@ def send_spans(spans: Sequence[Span], url: str, *, project: str = "ragscope", ti
                             "opentelemetry-exporter-otlp-proto-http==1.45.2") from None
     target = endpoint_url(url)
     resource = Resource({"service.name": "ragscope", "openinference.project.name": project})
-    exporter = OTLPSpanExporter(endpoint=target, timeout=timeout_s)
+    session = _NoRedirects.make()
+    exporter = OTLPSpanExporter(endpoint=target, timeout=timeout_s, session=session)
     reasons = _Reasons()
     logger = logging.getLogger(_EXPORTER_LOGGER)
     logger.addFilter(reasons)
@@ -58,7 +59,8 @@ def send_spans(spans: Sequence[Span], url: str, *, project: str = "ragscope", ti
         for first in range(0, len(spans), BATCH):
             batch = [_readable(span, resource) for span in spans[first:first + BATCH]]
             if exporter.export(batch) is not SpanExportResult.SUCCESS:
-                why = _http_answer(reasons.messages) or _unreachable(target, timeout_s) or _first(reasons.messages)
+                why = (session.redirect or _http_answer(reasons.messages) or _unreachable(target, timeout_s)
+                       or _first(reasons.messages))
                 sent = f" ({first} of {len(spans)} spans were sent before)" if first else ""
                 raise RagscopeError(f"could not send spans to {target}: {why}{sent}. Check that an OTLP/HTTP "
                                     f"receiver listens at that URL (Phoenix: `phoenix serve`, then "
@@ -83,6 +85,34 @@ def _readable(span: Span, resource: Resource) -> ReadableSpan:
                         parent=context(span.parent_id) if span.parent_id else None, resource=resource,
                         attributes=span.attributes, status=status, start_time=span.start_ns, end_time=span.end_ns,
                         instrumentation_scope=InstrumentationScope("ragscope.export"))
+
+
+class _NoRedirects:
+    """A `requests` session for the exporter that takes a redirect for a failure: the exporter counts any
+    answer below 400 as spans taken, and a 307 takes nothing (issue 26). A redirect is never followed
+    either: spans go only where the user pointed them."""
+
+    @staticmethod
+    def make() -> Any:
+        import requests
+
+        class Session(requests.Session):
+            redirect = ""  # what the receiver answered instead of taking the spans
+
+            def __init__(self) -> None:
+                super().__init__()
+                self.max_redirects = 0
+                self.hooks["response"].append(self.refuse_redirects)
+
+            def refuse_redirects(self, response: requests.Response, **_kwargs: Any) -> None:
+                if 300 <= response.status_code < 400:
+                    to = response.headers.get("Location", "")
+                    self.redirect = (f"it redirected to {to or 'nowhere'} (HTTP {response.status_code}); ragscope "
+                                     "does not follow redirects, so no span was sent there — if you trust that "
+                                     "receiver, give its URL yourself")
+                    raise requests.RequestException(self.redirect, response=response)
+
+        return Session()
 
 
 class _Reasons(logging.Filter):

@@ -80,3 +80,11 @@ def test_careless_arguments_exit_2_before_anything_is_read_or_sent(tmp_path, cap
     assert main(["export-traces", *argv]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "spans.jsonl").exists()
+
+
+def test_a_redirecting_endpoint_exits_2_and_says_nothing_was_sent(eval_traces, capsys):
+    with receiving() as other, receiving(status=307, location=other.url + "/v1/traces") as receiver:
+        assert main(["export-traces", str(eval_traces), "--otlp-endpoint", receiver.url, "--timeout", "1"]) == 2
+    out, err = capsys.readouterr()
+    assert "sent" not in out and other.paths == []
+    assert f"redirected to {other.url}/v1/traces (HTTP 307); ragscope does not follow redirects" in err

@@ -78,3 +78,13 @@ def test_an_unreachable_receiver_is_a_clear_error(make_trace):
 def test_a_receiver_that_refuses_the_spans_is_named_with_its_answer(make_trace):
     with receiving(status=404) as receiver, pytest.raises(RagscopeError, match="it answered HTTP 404 Not Found"):
         send_spans(trace_spans(make_trace()), receiver.url + "/wrong", timeout_s=1.0)
+
+
+def test_a_receiver_that_redirects_is_a_failure_and_nothing_is_sent_where_it_points(make_trace):
+    """The exporter counts a 307 as spans taken; a redirect is never followed either (issue 26)."""
+    with receiving() as other, receiving(status=307, location=other.url + "/v1/traces") as receiver:
+        with pytest.raises(RagscopeError) as caught:
+            send_spans(trace_spans(make_trace()), receiver.url, timeout_s=1.0)
+    assert receiver.paths == ["/v1/traces"] and receiver.spans == [] and other.paths == []
+    assert (f"could not send spans to {receiver.url}/v1/traces: it redirected to {other.url}/v1/traces (HTTP 307); "
+            "ragscope does not follow redirects") in str(caught.value)
