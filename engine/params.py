@@ -28,8 +28,10 @@ class OpenChoices(Protocol):
 
 
 def param(default: Any, *, help: str, min: float | None = None, max: float | None = None,
-          choices: tuple[str, ...] | OpenChoices = ()) -> Any:
-    return field(default=default, metadata={"help": help, "min": min, "max": max, "choices": choices})
+          choices: tuple[str, ...] | OpenChoices = (), kind: type | None = None) -> Any:
+    """A field with its bounds and help. `kind` is the type of a field whose default is None (unset: e.g. no time
+    limit), which "none" or an empty value sets again."""
+    return field(default=default, metadata={"help": help, "min": min, "max": max, "choices": choices, "kind": kind})
 
 
 @dataclass(frozen=True)
@@ -43,13 +45,18 @@ class ParamSpec:
     choices: tuple[str, ...]  # as of when the spec was read, for open choices
     check: Callable[[str], None] | None = None  # an open choice's own check (replaces `in choices`)
 
+    @property
+    def optional(self) -> bool:
+        """None (unset) is a value: the default is None and the field's type is `kind`."""
+        return self.default is None
+
 
 def param_specs(params_cls: type) -> tuple[ParamSpec, ...]:
     specs = []
     for f in dataclasses.fields(params_cls):
         meta = f.metadata
         declared = meta.get("choices", ())
-        specs.append(ParamSpec(name=f.name, type=type(f.default), default=f.default,
+        specs.append(ParamSpec(name=f.name, type=meta.get("kind") or type(f.default), default=f.default,
                                help=meta.get("help", ""), min=meta.get("min"), max=meta.get("max"),
                                choices=tuple(declared),
                                check=declared.check if isinstance(declared, OpenChoices) else None))
@@ -67,6 +74,7 @@ def build_params(params_cls: type, values: dict[str, Any] | None = None) -> Any:
     return params_cls(**kwargs)
 
 
+MAX_TIMEOUT_S = 86_400.0  # a day: a longer limit is a typo for no limit
 DEFAULT_MIN_CONFIDENCE = 0.5  # answer only when right is likelier than wrong: a positive CRAG score per answer
 
 
@@ -74,12 +82,16 @@ DEFAULT_MIN_CONFIDENCE = 0.5  # answer only when right is likelier than wrong: a
 class AnswerPolicy:
     """How a run settles its final answer, whatever the method (issue 24): an offline answer whose calibrated
     confidence (engine.calibration) is below `min_confidence` becomes "I don't know", keeping the best guess it
-    held back. An option of the run, not of a method's `Params`; the trace's head records it, so a replay shows
-    which policy refused. Its fields are params like a method's, so the UI and the CLI build inputs from them."""
+    held back; a run still going after `timeout_s` seconds stops and refuses (issue 26). An option of the run,
+    not of a method's `Params`; the trace's head records it, so a replay shows which policy refused. Its fields
+    are params like a method's, so the UI and the CLI build inputs from them."""
 
     min_confidence: float = param(DEFAULT_MIN_CONFIDENCE, min=0.0, max=1.0,
                                   help="Offline: calibrated confidence below which the answer becomes \"I don't "
                                        "know\" (0.5: answer only when right is likelier than wrong; 0 never refuses).")
+    timeout_s: float | None = param(None, kind=float, min=0.1, max=MAX_TIMEOUT_S,
+                                    help="Wall-clock limit of the run in seconds (issue 26); at the limit the run "
+                                         "stops, keeps its steps and refuses to answer. Empty or none: no limit.")
 
 
 def split_policy(values: Mapping[str, Any] | None) -> tuple[dict[str, Any], AnswerPolicy | None]:
@@ -92,10 +104,13 @@ def split_policy(values: Mapping[str, Any] | None) -> tuple[dict[str, Any], Answ
 
 
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+_UNSET = ("", "none")  # an optional field's "not set", as -p NAME= or -p NAME=none writes it
 _KIND = {bool: "true or false", int: "a whole number", float: "a number", str: "text"}
 
 
 def _coerce(spec: ParamSpec, value: Any) -> Any:
+    if spec.optional and (value is None or isinstance(value, str) and value.strip().lower() in _UNSET):
+        return None
     kind = _KIND.get(spec.type, spec.type.__name__)
     try:
         coerced = _convert(spec.type, value)
@@ -112,11 +127,16 @@ def _coerce(spec: ParamSpec, value: Any) -> Any:
     elif spec.choices and coerced not in spec.choices:
         raise RagscopeError(f"parameter {spec.name}={_shown(coerced)}; allowed: {_allowed(spec)}")
     if spec.min is not None and coerced < spec.min or spec.max is not None and coerced > spec.max:
-        raise RagscopeError(f"parameter {spec.name}={_shown(coerced)} outside [{spec.min}, {spec.max}]")
+        raise RagscopeError(f"parameter {spec.name}={_shown(coerced)} outside [{spec.min}, {spec.max}]"
+                            + ("; or none to leave it unset" if spec.optional else ""))
     return coerced
 
 
 def _allowed(spec: ParamSpec) -> str:
+    return _values(spec) + (" or none" if spec.optional else "")
+
+
+def _values(spec: ParamSpec) -> str:
     if spec.choices:
         return ", ".join(spec.choices)
     if spec.min is not None or spec.max is not None:

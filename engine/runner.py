@@ -23,7 +23,7 @@ from engine.codec import SURROGATE, to_jsonable
 from engine.errors import BackendError, QuestionError, RagscopeError, RunCancelled, ServerUnreachable
 from engine.knowledge.records import Pack
 from engine.live import Partial, listening
-from engine.methods.base import Method, RunContext, get_method
+from engine.methods.base import Deadline, Method, RunContext, get_method
 from engine.params import AnswerPolicy, build_params, split_policy
 from engine.priority import Priority
 from engine.retrieval.suite import Retrieval, open_retrieval
@@ -91,13 +91,14 @@ class Workbench:
                                 "give it once")
         built = build_params(chosen.Params, method_params)
         pack_question = self.pack.questions_by_id.get(question_id) if question_id else None
+        policy = policy or named or AnswerPolicy()
         ctx = RunContext(pack=self.pack, retrieval=self.retrieval, tools=self.tools, params=built,
-                         cancel=cancel or threading.Event(), question=pack_question)
+                         cancel=cancel or threading.Event(), question=pack_question,
+                         deadline=Deadline(policy.timeout_s))
         head = Trace(
             id=uuid.uuid4().hex[:12], question=text, method=chosen.id, backend=self.tools.backend,
             model=self.tools.model, pack=self.pack.info.name, params=to_jsonable(built),
-            started=datetime.now(UTC).isoformat(timespec="seconds"), question_id=question_id,
-            policy=policy or named or AnswerPolicy(),
+            started=datetime.now(UTC).isoformat(timespec="seconds"), question_id=question_id, policy=policy,
         )
         return Run(head, chosen, ctx, calibrated=self.calibrated, priority=self.priority, background=background)
 
@@ -111,6 +112,9 @@ class Workbench:
 
 _DONE = object()  # the worker's last event: the run has ended
 _IDLE = object()  # no event for a while
+DEADLINE_GRACE_S = 2.0  # past its time limit, a run gets this long to notice; then its watcher stops waiting
+_STUCK = ("the method did not stop (it neither yields a step nor calls ctx.check() while it works), so it was left "
+          "running in the background")
 
 
 class Run:
@@ -119,6 +123,10 @@ class Run:
     Iterating again continues where the last iteration left off, never restarts the method: a UI
     whose script was interrupted (Streamlit's Stop reruns the page) resumes the same run, which
     notices the stop at its next step and ends with a "Stopped" step, its latency the true one.
+
+    A run with a time limit (AnswerPolicy.timeout_s) stops at the first check past it. A method stuck between
+    checks (a loop that never yields) cannot be stopped in a thread, so such a run always runs in a worker
+    thread, and its watcher ends the run DEADLINE_GRACE_S after the limit, leaving the stuck thread behind.
     """
 
     def __init__(self, head: Trace, method: Method, ctx: RunContext, *, calibrated: bool = True,
@@ -137,6 +145,9 @@ class Run:
         self._finished = threading.Event()  # set by the worker once the trace is complete (and on_end ran)
         self._on_end: Callable[[Trace], None] | None = None
         self._start_lock = threading.Lock()
+        self._steps_lock = threading.Lock()  # the worker appends steps; a watcher giving up on it ends them
+        self._abandoned = False  # the watcher gave up on a method stuck past the time limit
+        self._streams = True  # model calls report their reply so far (live(), the app), not for plain iteration
 
     def stop(self) -> None:
         self.ctx.cancel.set()
@@ -146,20 +157,22 @@ class Run:
         return self.head.with_steps(tuple(self.steps), self._latency_ms)
 
     def __iter__(self) -> Iterator[Step]:
-        if self._events is not None:  # live() moved the method to a worker thread: its steps come from there
+        if self._events is None and self.ctx.deadline.seconds is not None:
+            self.start(streams=False)  # watched from here, so a stuck method cannot hold the caller past the limit
+        if self._events is not None:  # the method runs in a worker thread: its steps come from there
             return (event for event in self.live() if not isinstance(event, Partial))
         if self._stream is None:
             self._stream = self._stamped()
         return self._stream
 
-    def start(self, on_end: Callable[[Trace], None] | None = None) -> None:
+    def start(self, on_end: Callable[[Trace], None] | None = None, *, streams: bool = True) -> None:
         """Run the method in a worker thread, independent of whoever watches it: a page that is reloaded or
         closed mid-run stops watching, not the run. `on_end` gets the complete trace in that thread before
         any watcher hears the end (the app saves it there, so a reloaded page finds it). Idempotent."""
         with self._start_lock:
             if self._events is not None:
                 return
-            self._on_end = on_end
+            self._on_end, self._streams = on_end, streams
             self._events = queue.Queue()
             threading.Thread(target=self._work, args=(self._events,), name=f"run-{self.head.id}", daemon=True).start()
 
@@ -180,6 +193,10 @@ class Run:
         self.start()
         assert self._events is not None
         while not self._ended:
+            if self.ctx.deadline.overdue(DEADLINE_GRACE_S) and not self._finished.is_set():
+                yield from self._abandon()
+                self._ended = True
+                break
             event = self._next_event(self._events)
             if event is _DONE:
                 self._ended = True
@@ -190,10 +207,19 @@ class Run:
 
     def _work(self, events: queue.Queue[Any]) -> None:
         try:
-            with listening(events.put):
+            with listening(events.put) if self._streams else nullcontext():
                 for step in self._stream or self._stamped():
                     events.put(step)
         finally:
+            self._end()
+            events.put(_DONE)
+
+    def _end(self) -> None:
+        """Hand the complete trace to on_end and mark the run finished, once: by the worker, or by a watcher that
+        gave up on it (then a worker coming back later must not save the run again)."""
+        with self._steps_lock:
+            if self._finished.is_set():
+                return
             try:
                 if self._on_end is not None:
                     self._on_end(self.trace)
@@ -201,7 +227,24 @@ class Run:
                 log.exception("on_end of run %s failed", self.head.id)
             finally:
                 self._finished.set()
-                events.put(_DONE)
+
+    def _abandon(self) -> Iterator[Step]:
+        """End a run whose method is stuck past its time limit: its steps so far, a time-limit error and a refusal.
+        The method's thread cannot be stopped; it is a daemon, cancelled, and whatever it yields later is dropped."""
+        self.ctx.cancel.set()
+        with self._steps_lock:
+            if self._finished.is_set():
+                return
+            self._abandoned = True
+            iteration = self.steps[-1].iteration if self.steps else 0
+            ended = [replace(step, elapsed_ms=round(self.ctx.deadline.elapsed() * 1000, 2))
+                     for step in self._time_limit_steps(iteration, _STUCK)]
+            self.steps += ended
+            self._latency_ms = ended[-1].elapsed_ms
+        log.warning("run %s: method %s did not stop at its time limit; its thread was left running", self.head.id,
+                    self.method.id)
+        self._end()
+        yield from ended
 
     @staticmethod
     def _next_event(events: queue.Queue[Any]) -> Any:
@@ -222,14 +265,27 @@ class Run:
         with nullcontext() if self.background else self.priority.foreground():
             if self.background:
                 self.priority.wait_turn(self.ctx.cancel)
+            self.ctx.deadline.start()
             started = time.perf_counter()
             for step in self._guarded():
                 stamped = replace(step, elapsed_ms=round((time.perf_counter() - started) * 1000, 2))
-                self.steps.append(stamped)
-                self._latency_ms = stamped.elapsed_ms
+                with self._steps_lock:
+                    if self._abandoned:  # a watcher ended the run without this method: what it says now is late
+                        return
+                    self.steps.append(stamped)
+                    self._latency_ms = stamped.elapsed_ms
                 yield stamped
                 if self.background:
                     self.priority.wait_turn(self.ctx.cancel)
+
+    def _time_limit_steps(self, iteration: int, how: str = "") -> tuple[Step, ...]:
+        """A run stopped by its time limit: the error saying so (the CLI exits non-zero) and a refusal."""
+        detail = f"; {how}" if how else ""
+        return (ErrorStep(iteration=iteration, title="Time limit reached: run stopped",
+                          message=f"stopped: {self.ctx.deadline.reason()}{detail}; the steps so far are kept",
+                          recoverable=False),
+                AnswerStep(iteration=iteration, title="Refused: the run reached its time limit", text=IDK,
+                           refused=True, backend=self.ctx.tools.backend, model=self.ctx.tools.model))
 
     def _settled(self, answer: AnswerStep) -> AnswerStep:
         """Offline answers get their calibrated confidence, and become refusals below the policy's threshold."""
@@ -246,8 +302,11 @@ class Run:
                 yield self._settled(step) if isinstance(step, AnswerStep) and self.calibrated else step
                 self.ctx.check()
         except RunCancelled:
-            yield DecisionStep(iteration=iteration, title="Stopped", action="stopped",
-                               detail="stopped by the user; the steps so far are kept")
+            if self.ctx.deadline.overdue() and not self.ctx.cancel.is_set():
+                yield from self._time_limit_steps(iteration)
+            else:
+                yield DecisionStep(iteration=iteration, title="Stopped", action="stopped",
+                                   detail="stopped by the user; the steps so far are kept")
         except Exception as exc:  # a method bug must not take the app down
             if not isinstance(exc, RagscopeError):
                 log.exception("method %s failed", self.method.id)

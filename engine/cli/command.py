@@ -45,7 +45,19 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_param_option(parser: argparse.ArgumentParser, help: str) -> None:
+    """-p NAME=VALUE, and --timeout S: the run's time limit, which is `-p timeout_s=S` (engine.params.AnswerPolicy)."""
     parser.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE", help=help)
+    parser.add_argument("--timeout", action=_AsParam, dest="param", metavar="S",
+                        help="stop each run after S seconds, keeping its steps and refusing to answer "
+                             "(same as -p timeout_s=S; default: no limit)")
+
+
+class _AsParam(argparse.Action):
+    """An option that is a -p in disguise: `--timeout S` adds `timeout_s=S` to the -p pairs."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, [*(getattr(namespace, self.dest, None) or []), f"timeout_s={values}"])
 
 
 def workbench(args: argparse.Namespace) -> Workbench:

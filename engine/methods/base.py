@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -16,9 +17,34 @@ from engine.tools.bundle import ToolBundle
 from engine.trace import Step
 
 
+class Deadline:
+    """A run's wall-clock limit (AnswerPolicy.timeout_s; None: none), counted from `start()`, when the method
+    begins, not from when the run was set up (a warm-up run may wait its turn first)."""
+
+    def __init__(self, seconds: float | None = None):
+        self.seconds = seconds
+        self._at: float | None = None
+
+    def start(self) -> None:
+        if self.seconds is not None and self._at is None:
+            self._at = time.monotonic() + self.seconds
+
+    def overdue(self, grace: float = 0.0) -> bool:
+        """The limit (plus `grace` seconds) has passed."""
+        return self._at is not None and time.monotonic() >= self._at + grace
+
+    def elapsed(self) -> float:
+        """Seconds since `start()` (0 before it)."""
+        return 0.0 if self._at is None else time.monotonic() - (self._at - self.seconds)
+
+    def reason(self) -> str:
+        return f"time limit of {self.seconds:g} s reached"
+
+
 @dataclass(frozen=True)
 class RunContext:
-    """Everything a method may use. `cancel` is set by the user's Stop; methods call `check()`."""
+    """Everything a method may use. `cancel` is set by the user's Stop, `deadline` by the run's time limit;
+    methods call `check()` between steps (the runner calls it after each step too)."""
 
     pack: Pack
     retrieval: Retrieval
@@ -26,10 +52,13 @@ class RunContext:
     params: Any
     cancel: threading.Event = field(default_factory=threading.Event)
     question: Question | None = None  # the pack question being asked, when it came from the pack
+    deadline: Deadline = field(default_factory=Deadline)
 
     def check(self) -> None:
         if self.cancel.is_set():
             raise RunCancelled("stopped by the user")
+        if self.deadline.overdue():
+            raise RunCancelled(self.deadline.reason())
 
 
 class Method(ABC):

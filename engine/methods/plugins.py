@@ -4,10 +4,12 @@ A plugin is one `name.py` file, or a `name/` folder shaped like a built-in metho
 `method.py`, with `tools.py`, `llm.py`, `offline.py`, `prompts/` as it needs them; the README's example),
 imported as the package `ragscope_user_methods.name` so its modules import each other relatively.
 
-A plugin registers its methods when it is imported (`@register`), as a built-in does. A plugin that
-fails — it raises, takes an id already in use, breaks the Method contract, registers nothing — is
-left out whole (what it registered is removed again) and reported as a `PluginProblem`; the others
-load. Loading waits until methods are first listed, so importing the engine stays fast.
+A plugin registers its methods when it is imported (`@register`), as a built-in does. Each is first imported in a
+child process (engine.plugin_probe, issue 26): one that hangs, exits, is killed or fails there is never imported
+here, so it cannot stop the built-ins or leave a monkeypatch behind. A plugin that fails — it raises, takes an id
+already in use, breaks the Method contract, registers nothing, outlasts its time limit — is left out whole (what
+it registered is removed again) and reported as a `PluginProblem`; the others load. Loading waits until methods
+are first listed, so importing the engine stays fast.
 """
 
 from __future__ import annotations
@@ -21,19 +23,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from importlib.machinery import ModuleSpec
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 from engine.methods.base import METHODS
+from engine.plugin_probe import Candidate, probe
 from engine.settings import Settings
 
 ENTRY_POINT_GROUP = "ragscope.methods"
 MODULE_PREFIX = "ragscope_user_methods"  # plugins are imported as ragscope_user_methods.<file stem or folder name>
+PROBE = f"{__name__}:probe_candidate"
 
 log = logging.getLogger(__name__)
-
-# (source as shown to the user, what imports it, its file or folder for locating errors: None for an entry point)
-_Candidate = tuple[str, Callable[[], object], str | None]
 
 
 @dataclass(frozen=True)
@@ -79,18 +80,39 @@ def load_plugins() -> Plugins:
 
 
 def load_from(folder: Path) -> Plugins:
-    """Import the plugin files in `folder` (by name), then the installed entry points (by name)."""
+    """Import the plugin files in `folder` (by name), then the installed entry points (by name); each only once a
+    child process imported it cleanly."""
     sources: list[tuple[str, str]] = []
     problems: list[PluginProblem] = []
-    for found in (*_plugin_files(folder), *_entry_points()):
-        if isinstance(found, PluginProblem):
-            problems.append(found)
+    found = [*_plugin_files(folder), *_entry_points()]
+    verdicts = probe(PROBE, [c for c in found if isinstance(c, Candidate)])
+    for candidate in found:
+        if isinstance(candidate, PluginProblem) or verdicts[candidate] is not None:
+            problems.append(candidate if isinstance(candidate, PluginProblem) else
+                            PluginProblem(candidate.source, verdicts[candidate]))
             continue
-        source, load, file = found
-        added, problem = _load_one(source, load, file)
-        sources += [(method_id, source) for method_id in added]
+        added, problem = _load_one(candidate.source, *_loader(candidate))
+        sources += [(method_id, candidate.source) for method_id in added]
         problems += [problem] if problem else []
     return Plugins(tuple(sources), tuple(problems))
+
+
+def probe_candidate(candidate: Candidate) -> str | None:
+    """In the probe's child: load the candidate as `load_from` does; why it is left out, or None."""
+    load, file = _loader(candidate)
+    try:
+        _, problem = _load_one(candidate.source, load, file)
+    except BaseException as exc:  # noqa: BLE001 - the child's: a plugin's KeyboardInterrupt is its verdict
+        return _describe(exc, file)
+    return problem.message if problem else None
+
+
+def _loader(candidate: Candidate) -> tuple[Callable[[], object], str | None]:
+    """What imports the candidate, and its file or folder for locating errors (None for an entry point)."""
+    if candidate.kind == "entry":
+        return EntryPoint(candidate.name, candidate.target, ENTRY_POINT_GROUP).load, None
+    importer = _import_package if candidate.kind == "package" else _import_file
+    return partial(importer, Path(candidate.target)), candidate.target
 
 
 def _load_one(source: str, load: Callable[[], object],
@@ -111,7 +133,7 @@ def _load_one(source: str, load: Callable[[], object],
     return added, None
 
 
-def _plugin_files(folder: Path) -> Iterator[_Candidate | PluginProblem]:
+def _plugin_files(folder: Path) -> Iterator[Candidate | PluginProblem]:
     """The folder's `*.py` files and plugin folders (those with an `__init__.py`), sorted by name; names
     starting with _ or . are skipped (helpers, editor files, __pycache__)."""
     if not folder.is_dir():
@@ -127,11 +149,11 @@ def _plugin_files(folder: Path) -> Iterator[_Candidate | PluginProblem]:
             yield PluginProblem(source, f"it links to {target}, outside {_shown(folder)}; copy the {what} into "
                                         "that folder instead")
         elif package:
-            yield source, partial(_import_package, path), str(path)
+            yield Candidate(source, "package", str(path))
         elif not target.is_file():  # a folder, a FIFO (which would hang the import), a broken link
             yield PluginProblem(source, "it is not a regular file")
         else:
-            yield source, partial(_import_file, path), str(path)
+            yield Candidate(source, "file", str(path))
 
 
 def _import_file(path: Path) -> None:
@@ -156,17 +178,17 @@ def _import(name: str, spec: ModuleSpec) -> None:
         raise
 
 
-def _entry_points() -> Iterator[_Candidate]:
+def _entry_points() -> Iterator[Candidate]:
     """Installed packages' `ragscope.methods` entry points; loading one imports (and so registers) it."""
     for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: (p.name, p.value)):
         dist = f" ({point.dist.name} {point.dist.version})" if point.dist else ""
-        yield f"entry point {point.name} = {point.value}{dist}", point.load, None
+        yield Candidate(f"entry point {point.name} = {point.value}{dist}", "entry", point.value, point.name)
 
 
 def _describe(exc: BaseException, origin: str | None) -> str:
     """`Type: message`, plus the plugin's line it came from: `(line n)` in a plugin file, `(method.py line n)`
     in a plugin folder (a SyntaxError names its own)."""
-    text = f"{type(exc).__name__}: {exc}"
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__  # `raise KeyboardInterrupt`
     frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
               if origin and (frame.filename == origin or frame.filename.startswith(f"{origin}/"))]
     if frames and not isinstance(exc, SyntaxError):

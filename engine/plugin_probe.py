@@ -1,0 +1,203 @@
+"""Users' code (method plugins, retriever files, entry points) tried first in a child process (issue 26).
+
+A plugin runs arbitrary code when it is imported: it may loop, sleep, `os._exit()`, raise KeyboardInterrupt or
+monkeypatch ragscope and then fail. In-process, each of those would hang or end the CLI and the app, built-ins
+included, or leave its patch behind. So every candidate is first imported by one child process
+(`python -m engine.plugin_probe`) that checks the candidates one after the other, as the real process would,
+and reports one JSON line per candidate as it goes; each candidate gets its own time limit
+(RAGSCOPE_PLUGIN_IMPORT_TIMEOUT_S, default 10 s). A candidate that hangs, ends the child or fails is reported
+with the reason and never imported by the caller; a hung or ended child is replaced by a fresh one for the
+candidates left. Verdicts are kept per process, keyed by the candidate's files (path, size, mtime_ns), so a
+process pays the child once per change; with no candidate (the usual empty plugin folder) no child starts.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+TIMEOUT_ENV = "RAGSCOPE_PLUGIN_IMPORT_TIMEOUT_S"
+DEFAULT_TIMEOUT_S = 10.0
+START_TIMEOUT_S = 60.0  # the child's own start (Python, ragscope's built-ins) before the first candidate
+_ENGINE_ROOT = str(Path(__file__).resolve().parent.parent)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One piece of user code: `source` as the user reads it; `kind` file, package (a folder with __init__.py)
+    or entry (an entry point or `module:attr`, `target`); `name` the entry point's name."""
+
+    source: str
+    kind: str
+    target: str
+    name: str = ""
+
+
+Check = Callable[[Candidate], "str | None"]  # in the child: import the candidate; why it is unusable, or None
+
+
+def probe(check: str, candidates: Sequence[Candidate]) -> dict[Candidate, str | None]:
+    """Each candidate → None when `check` (`module:function`, run in a child) found it usable, else why not.
+    Verdicts for unchanged candidates come from this process's earlier calls."""
+    if _in_child:  # a plugin listing plugins while it is checked: no child of a child
+        return {c: "it could not be checked: plugins were listed while another plugin was being checked"
+                for c in candidates}
+    fingerprints = {c: (check, c, _fingerprint(c)) for c in candidates}
+    with _lock:
+        verdicts = {c: _VERDICTS[key] for c, key in fingerprints.items() if key in _VERDICTS}
+    todo = [c for c in candidates if c not in verdicts]
+    if todo:
+        fresh = _probe_in_children(check, todo, import_timeout())
+        with _lock:
+            _VERDICTS.update({fingerprints[c]: verdict for c, verdict in fresh.items()})
+        verdicts.update(fresh)
+    return {c: verdicts[c] for c in candidates}
+
+
+_in_child = False  # set in the checking process
+_lock = threading.Lock()
+_VERDICTS: dict[tuple[str, Candidate, tuple], str | None] = {}
+
+
+def import_timeout() -> float:
+    """RAGSCOPE_PLUGIN_IMPORT_TIMEOUT_S seconds; the default when unset or not a positive number (logged)."""
+    text = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not text:
+        return DEFAULT_TIMEOUT_S
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        log.warning("%s=%r is not a positive number of seconds; using %g", TIMEOUT_ENV, text, DEFAULT_TIMEOUT_S)
+        return DEFAULT_TIMEOUT_S
+    return seconds
+
+
+def _fingerprint(candidate: Candidate) -> tuple:
+    """What changes when the user edits the candidate: its files' (path, size, mtime_ns)."""
+    if candidate.kind == "entry":
+        return ()
+    root = Path(candidate.target)
+    files = [root] if candidate.kind == "file" else sorted(
+        p for p in root.rglob("*") if "__pycache__" not in p.parts and p.is_file())
+    stamps = []
+    for path in files:
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        stamps.append((str(path), stat.st_size, stat.st_mtime_ns))
+    return tuple(stamps)
+
+
+def _probe_in_children(check: str, candidates: Sequence[Candidate], timeout: float) -> dict[Candidate, str | None]:
+    """One child checks the candidates in order; one that hangs or ends the child costs that child, and a fresh
+    one goes on with the rest."""
+    verdicts: dict[Candidate, str | None] = {}
+    left = list(candidates)
+    while left:
+        verdicts.update(_one_child(check, left, timeout))
+        left = [c for c in left if c not in verdicts]
+    return verdicts
+
+
+def _one_child(check: str, candidates: Sequence[Candidate], timeout: float) -> dict[Candidate, str | None]:
+    """Verdicts for a prefix of `candidates` (at least the first): what one child reported before it ended."""
+    request = {"path": sys.path, "check": check, "candidates": [vars(c) for c in candidates]}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (_ENGINE_ROOT, os.environ.get("PYTHONPATH"))))}
+    child = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             env=env, text=True, encoding="utf-8", errors="replace",
+                             start_new_session=True)  # its own group: killed whole, a plugin's processes too
+    lines: queue.Queue[str | None] = queue.Queue()
+    threading.Thread(target=_read_lines, args=(child, lines), daemon=True).start()
+    verdicts: dict[Candidate, str | None] = {}
+    current: Candidate | None = None
+    try:
+        child.stdin.write(json.dumps(request))
+        child.stdin.close()
+        wait, deadline = START_TIMEOUT_S, time.monotonic() + START_TIMEOUT_S
+        while len(verdicts) < len(candidates):
+            try:
+                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                why = (f"did not finish importing within {wait:g} s; make its import fast (no loops, servers or "
+                       f"downloads at import), or allow longer with {TIMEOUT_ENV}") if current else \
+                      f"could not be checked: the checking process did not start within {wait:g} s"
+                return {**verdicts, (current or candidates[0]): why}
+            if line is None:  # the child ended, in the middle of `current` (or before the first)
+                ended = _how_it_ended(child.wait())
+                why = f"{ended} while importing" if current else f"could not be checked: the checking process {ended}"
+                return {**verdicts, (current or candidates[0]): why}
+            report = json.loads(line)
+            current = candidates[report["index"]]
+            if "verdict" in report:
+                verdicts[current], current = report["verdict"], None
+            else:  # it began `current`: its own time limit starts now
+                wait, deadline = timeout, time.monotonic() + timeout
+        return verdicts
+    finally:
+        _end(child)
+
+
+def _how_it_ended(code: int) -> str:
+    if code < 0 and -code in signal.valid_signals():
+        return f"was killed by signal {signal.Signals(-code).name}"
+    return f"exited the process with code {code}"
+
+
+def _read_lines(child: subprocess.Popen, lines: queue.Queue[str | None]) -> None:
+    for line in child.stdout:
+        lines.put(line)
+    lines.put(None)
+
+
+def _end(child: subprocess.Popen) -> None:
+    if child.poll() is None:
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    child.wait()
+    child.stdout.close()
+
+
+def _child_main() -> None:
+    """The child: read the request from stdin, check each candidate, one JSON line per event on the real stdout.
+    A plugin's own prints go to stderr (fd 1 is pointed there), so they cannot be taken for a report."""
+    global _in_child
+    _in_child = True
+    report = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    os.dup2(2, 1)
+    request = json.loads(sys.stdin.read())
+    sys.path[:] = request["path"]  # the caller's: a test's or an app's additions find the same modules
+    module, _, function = request["check"].partition(":")
+    check: Check = getattr(importlib.import_module(module), function)
+    for index, fields in enumerate(request["candidates"]):
+        report.write(json.dumps({"index": index}) + "\n")
+        try:
+            verdict = check(Candidate(**fields))
+        except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt, SystemExit: all are the plugin's
+            verdict = f"{type(exc).__name__}: {exc}".removesuffix(": ")
+        report.write(json.dumps({"index": index, "verdict": verdict}) + "\n")
+    report.close()
+    os._exit(0)  # a plugin's non-daemon thread or atexit hook must not keep the child (and its caller) waiting
+
+
+if __name__ == "__main__":  # run as engine.plugin_probe, not __main__, so `_in_child` is the one probe() reads
+    from engine import plugin_probe
+
+    plugin_probe._child_main()
