@@ -34,6 +34,8 @@ def token_rows(logprobs: tuple[TokenLogprob, ...]) -> list[dict[str, object]]:
 def render_llm_call(step: LlmCallStep, *, key: str) -> None:
     title = f" — {md_text(step.title)}" if step.title else ""
     st.markdown(f":material/smart_toy: **{md_text(step.role or 'model')}**{title} · {md_text(call_summary(step))}")
+    if step.cut:  # a time, token or byte bound ended the reply (issue 26): the output is not all the model wrote
+        st.warning(md_text(step.cut), icon=":material/content_cut:")
     # Prompts and outputs are model text: shown in code blocks, never interpreted as markdown.
     with st.expander("Prompt", key=f"{key}.prompt"):
         st.code(step.prompt or "(empty prompt)", language=None, wrap_lines=True)
