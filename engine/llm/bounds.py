@@ -13,7 +13,8 @@ from dataclasses import dataclass
 TOKEN_MARGIN = 4            # text pieces per token asked for: servers may split a token, none splits it in 5
 TEXT_BYTES_PER_TOKEN = 32   # UTF-8 bytes of reply text per token asked for: more than any real token writes
 BODY_BYTES_PER_TOKEN = 2048  # HTTP body bytes per token asked for: JSON, escapes, logprobs, SSE framing
-SLACK_BYTES = 64 * 1024
+TEXT_SLACK_BYTES = 4 * 1024
+BODY_SLACK_BYTES = 64 * 1024
 MAX_TEXT_BYTES = 2 * 1024 * 1024  # whatever max_tokens says, a reply's text is never held beyond this …
 MAX_BODY_BYTES = 8 * 1024 * 1024  # … nor more than this of its HTTP body read
 DEFAULT_MAX_TOKENS = 1024  # for a request that names no max_tokens (the model list)
@@ -41,11 +42,11 @@ class ReplyBounds:
 
     @property
     def text_bytes(self) -> int:
-        return min(max(1, self.max_tokens) * TEXT_BYTES_PER_TOKEN + SLACK_BYTES, MAX_TEXT_BYTES)
+        return min(max(1, self.max_tokens) * TEXT_BYTES_PER_TOKEN + TEXT_SLACK_BYTES, MAX_TEXT_BYTES)
 
     @property
     def body_bytes(self) -> int:
-        return min(max(1, self.max_tokens) * BODY_BYTES_PER_TOKEN + SLACK_BYTES, MAX_BODY_BYTES)
+        return min(max(1, self.max_tokens) * BODY_BYTES_PER_TOKEN + BODY_SLACK_BYTES, MAX_BODY_BYTES)
 
     def after_time(self) -> Cut:
         return Cut(f"reply cut after {self.seconds:g} s (the backend's timeout)", timed_out=True)

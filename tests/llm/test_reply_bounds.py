@@ -92,12 +92,12 @@ def test_a_plain_reply_without_end_is_read_only_to_the_byte_bound(chat_server: C
 
 
 def test_a_long_reply_within_the_body_bound_is_cut_to_the_text_bound(chat_server: ChatServer) -> None:
-    text = "é" * 40_000  # 80 KB of UTF-8, sent escaped: 240 KB of JSON
+    text = "é" * 10_000  # 20 KB of UTF-8, sent escaped: 60 KB of JSON
     chat_server.replies = [Reply(body=completion(text))]
     done = OpenAIChatModel(chat_server.url, MODEL, timeout_s=5).complete(QUESTION, GenerationSettings(200))
     bounds = ReplyBounds(5, 200)
     assert done.text == "é" * (bounds.text_bytes // 2)  # whole characters only
-    assert done.cut == bounds.at_text().reason == "reply cut at 72 KB of text (max_tokens 200)"
+    assert done.cut == bounds.at_text().reason == "reply cut at 10 KB of text (max_tokens 200)"
 
 
 def test_a_50_mb_reply_keeps_the_saved_trace_small(chat_server: ChatServer, mini_pack: Any, settings: Any,
