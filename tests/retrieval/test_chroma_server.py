@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from engine.errors import BackendError
-from engine.retrieval.index import TIMEOUT_VARIABLE, chroma_client
+from engine.retrieval.index import chroma_client
 from engine.retrieval.suite import Retrieval
 from engine.runner import Workbench
 from engine.settings import Settings
@@ -30,6 +30,7 @@ STARTUP_S = 20.0
 STOP_S = 10.0
 DEADLINE_S = 0.5  # RAGSCOPE_CHROMA_TIMEOUT_S in the stall tests
 SAFETY_S = 15.0  # a call still waiting after this hangs: the failure these tests guard against
+TIMEOUT_VARIABLE = "RAGSCOPE_CHROMA_TIMEOUT_S"
 QUESTIONS = ("Where was Grace Hopper born?", "Who wrote the first published program for the Analytical Engine?")
 
 
@@ -143,15 +144,19 @@ def test_a_malformed_server_url_is_a_backend_error_naming_it(url, tmp_path):
         chroma_client(tmp_path, url)
 
 
-def test_a_server_that_does_not_answer_is_a_backend_error_and_the_cli_exits_2(tmp_path, monkeypatch, capsys):
+def test_a_server_that_does_not_answer_is_a_backend_error_and_ask_exits_as_a_failed_backend(tmp_path, monkeypatch,
+                                                                                            capsys):
     from engine.cli import main
+    from engine.cli.evaluate import BACKEND_FAILED
     from paths import MINI_PACK
 
     url = f"http://127.0.0.1:{_free_port()}"  # nothing listens there
     with pytest.raises(BackendError, match="did not answer"):
         chroma_client(tmp_path, url)
     monkeypatch.setenv("RAGSCOPE_CHROMA_URL", url)
-    assert main(["ask", "--pack", str(MINI_PACK), "--method", "vanilla", "Where was Grace Hopper born?"]) == 2
+    # the run's answer rests on the failed server (issue 26 item 4: exit 3, no longer 2)
+    assert main(["ask", "--pack", str(MINI_PACK), "--method", "vanilla", "Where was Grace Hopper born?"]) \
+        == BACKEND_FAILED
     err = capsys.readouterr().err
     assert "error:" in err and "did not answer" in err and "Traceback" not in err
 
