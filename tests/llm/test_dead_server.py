@@ -10,7 +10,7 @@ import openai
 import pytest
 
 from engine.errors import ServerUnreachable
-from engine.llm import openai_client
+from engine.llm.bounded_http import BoundedClient
 from engine.llm.chat import GenerationSettings, Message
 from engine.methods.base import method_ids
 from engine.runner import Workbench
@@ -25,13 +25,13 @@ RETRIES = 2  # OpenAIChatModel's default max_retries: the client retries a refus
 def attempts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every HTTP request the client sends (retries included), its retry delays skipped."""
     sent: list[str] = []
-    send = openai_client._TimeoutEndsTheCall.send
+    send = BoundedClient.send
 
     def counted(self: Any, request: Any, **kwargs: Any) -> Any:
         sent.append(str(request.url))
         return send(self, request, **kwargs)
 
-    monkeypatch.setattr(openai_client._TimeoutEndsTheCall, "send", counted)
+    monkeypatch.setattr(BoundedClient, "send", counted)
     monkeypatch.setattr(openai._base_client, "time", SimpleNamespace(sleep=lambda _s: None, time=time.time))
     return sent
 
