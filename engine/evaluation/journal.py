@@ -121,8 +121,8 @@ class Journal:
         lock = target.parent / f".{target.name}.lock"
         with raising_disk_full(target.parent):
             journal.writer = hold(lock, lambda pid: RagscopeError(
-                f"another evaluation ({f'pid {pid}' if pid else 'starting'}) is writing to {target}; wait for "
-                "it to end, or choose another --out"))
+                f"another evaluation{f' (pid {pid})' if pid else ''} is writing to {target}; wait for it to end, "
+                "or choose another --out"))
         if journal.folder.is_dir() and not (journal.folder / "plan.json").exists():
             shutil.rmtree(journal.folder)
         return journal
