@@ -11,7 +11,8 @@ from engine.params import ParamSpec
 
 
 def param_inputs(specs: Sequence[ParamSpec], *, key: str) -> dict[str, Any]:
-    """One widget per field: choices → selectbox, bounded numbers → slider, bool → toggle."""
+    """One widget per field: choices → selectbox, bounded numbers → slider, bool → toggle, a number that may be
+    unset (default None) → a box left empty for none."""
     values: dict[str, Any] = {}
     for spec in specs:
         wkey = f"{key}.{spec.name}"
@@ -21,6 +22,9 @@ def param_inputs(specs: Sequence[ParamSpec], *, key: str) -> dict[str, Any]:
                                              key=wkey, help=spec.help)
         elif spec.type is bool:
             values[spec.name] = st.toggle(label, value=spec.default, key=wkey, help=spec.help)
+        elif spec.optional:  # empty means unset (e.g. no time limit): a box that may stay empty, not a slider
+            values[spec.name] = st.number_input(label, value=None, min_value=spec.min, max_value=spec.max, key=wkey,
+                                                help=spec.help, placeholder="none")
         elif spec.type in (int, float) and spec.min is not None and spec.max is not None:
             cast = spec.type
             values[spec.name] = st.slider(label, cast(spec.min), cast(spec.max), cast(spec.default), key=wkey,
@@ -41,7 +45,9 @@ def widget_values(specs: Sequence[ParamSpec], params: Mapping[str, Any], *, key:
         if spec.name not in params:
             continue
         value = params[spec.name]
-        if spec.choices:
+        if value is None:
+            ok = spec.optional
+        elif spec.choices:
             ok = value in spec.choices
         elif spec.type is bool:
             ok = isinstance(value, bool)

@@ -26,10 +26,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn, TextIO
 
 TIMEOUT_ENV = "RAGSCOPE_PLUGIN_IMPORT_TIMEOUT_S"
 DEFAULT_TIMEOUT_S = 10.0
 START_TIMEOUT_S = 60.0  # the child's own start (Python, ragscope's built-ins) before the first candidate
+MAX_VERDICT_CHARS = 600  # ≤ 6 bytes each as JSON: a line under PIPE_BUF (4096) is written whole, never interleaved
 _ENGINE_ROOT = str(Path(__file__).resolve().parent.parent)
 
 log = logging.getLogger(__name__)
@@ -37,8 +39,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Candidate:
-    """One piece of user code: `source` as the user reads it; `kind` file, package (a folder with __init__.py)
-    or entry (an entry point or `module:attr`, `target`); `name` the entry point's name."""
+    """One piece of user code: `source` as the user reads it; `kind` file, package (a folder with __init__.py),
+    entry (an entry point) or ref (a `module:attr`); `target` its path or value; `name` the name it is listed as."""
 
     source: str
     kind: str
@@ -89,7 +91,7 @@ def import_timeout() -> float:
 
 def _fingerprint(candidate: Candidate) -> tuple:
     """What changes when the user edits the candidate: its files' (path, size, mtime_ns)."""
-    if candidate.kind == "entry":
+    if candidate.kind not in ("file", "package"):  # an entry point's or module's code is the installed one
         return ()
     root = Path(candidate.target)
     files = [root] if candidate.kind == "file" else sorted(
@@ -105,8 +107,7 @@ def _fingerprint(candidate: Candidate) -> tuple:
 
 
 def _probe_in_children(check: str, candidates: Sequence[Candidate], timeout: float) -> dict[Candidate, str | None]:
-    """One child checks the candidates in order; one that hangs or ends the child costs that child, and a fresh
-    one goes on with the rest."""
+    """One child checks the candidates; should it end or stall itself, a fresh one goes on with the rest."""
     verdicts: dict[Candidate, str | None] = {}
     left = list(candidates)
     while left:
@@ -116,41 +117,51 @@ def _probe_in_children(check: str, candidates: Sequence[Candidate], timeout: flo
 
 
 def _one_child(check: str, candidates: Sequence[Candidate], timeout: float) -> dict[Candidate, str | None]:
-    """Verdicts for a prefix of `candidates` (at least the first): what one child reported before it ended."""
+    """Verdicts for a prefix of `candidates` (at least the first): the child imports ragscope once, then forks a
+    process per candidate (cheap, and each starts clean); it reports when each begins, its pid, its verdict and
+    how it ended. One outlasting `timeout` is killed here."""
     request = {"path": sys.path, "check": check, "candidates": [vars(c) for c in candidates]}
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (_ENGINE_ROOT, os.environ.get("PYTHONPATH"))))}
     child = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             env=env, text=True, encoding="utf-8", errors="replace",
-                             start_new_session=True)  # its own group: killed whole, a plugin's processes too
+                             env=env, text=True, encoding="utf-8", errors="replace", start_new_session=True)
     lines: queue.Queue[str | None] = queue.Queue()
     threading.Thread(target=_read_lines, args=(child, lines), daemon=True).start()
     verdicts: dict[Candidate, str | None] = {}
-    current: Candidate | None = None
+    current, pid = None, 0  # the candidate being checked, and its process
     try:
         child.stdin.write(json.dumps(request))
         child.stdin.close()
-        wait, deadline = START_TIMEOUT_S, time.monotonic() + START_TIMEOUT_S
+        deadline = time.monotonic() + START_TIMEOUT_S
         while len(verdicts) < len(candidates):
             try:
                 line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
-                why = (f"did not finish importing within {wait:g} s; make its import fast (no loops, servers or "
-                       f"downloads at import), or allow longer with {TIMEOUT_ENV}") if current else \
-                      f"could not be checked: the checking process did not start within {wait:g} s"
-                return {**verdicts, (current or candidates[0]): why}
-            if line is None:  # the child ended, in the middle of `current` (or before the first)
+                if current is None or current in verdicts:  # the child itself stalled
+                    first = next(c for c in candidates if c not in verdicts)
+                    return {**verdicts, first: "it could not be checked: the checking process stopped answering"}
+                verdicts[current] = (f"did not finish importing within {timeout:g} s; make its import fast (no loops, "
+                                     f"servers or downloads at import), or allow longer with {TIMEOUT_ENV}")
+                _kill_group(pid)  # the child sees it end and goes on with the next
+                deadline = time.monotonic() + START_TIMEOUT_S
+                continue
+            if line is None:  # the child ended: a candidate's process killed it, or it never started
                 ended = _how_it_ended(child.wait())
-                why = f"{ended} while importing" if current else f"could not be checked: the checking process {ended}"
-                return {**verdicts, (current or candidates[0]): why}
+                first = next(c for c in candidates if c not in verdicts)
+                return {**verdicts, first: f"it could not be checked: the checking process {ended}"}
             report = json.loads(line)
-            current = candidates[report["index"]]
-            if "verdict" in report:
-                verdicts[current], current = report["verdict"], None
-            else:  # it began `current`: its own time limit starts now
-                wait, deadline = timeout, time.monotonic() + timeout
+            candidate = candidates[report["index"]]
+            if "pid" in report:  # it began: its own time limit starts now
+                current, pid, deadline = candidate, report["pid"], time.monotonic() + timeout
+            elif "verdict" in report:
+                verdicts.setdefault(candidate, report["verdict"])
+            else:  # its process ended; without a verdict, that ending is the verdict
+                verdicts.setdefault(candidate, f"{_how_it_ended(report['status'])} while importing")
+                current, deadline = None, time.monotonic() + START_TIMEOUT_S
         return verdicts
     finally:
-        _end(child)
+        _kill_group(child.pid)
+        child.wait()
+        child.stdout.close()
 
 
 def _how_it_ended(code: int) -> str:
@@ -165,19 +176,18 @@ def _read_lines(child: subprocess.Popen, lines: queue.Queue[str | None]) -> None
     lines.put(None)
 
 
-def _end(child: subprocess.Popen) -> None:
-    if child.poll() is None:
-        try:
-            os.killpg(child.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    child.wait()
-    child.stdout.close()
+def _kill_group(pid: int) -> None:
+    """SIGKILL a process and what it started (each runs in its own session)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _child_main() -> None:
-    """The child: read the request from stdin, check each candidate, one JSON line per event on the real stdout.
-    A plugin's own prints go to stderr (fd 1 is pointed there), so they cannot be taken for a report."""
+    """The child: read the request from stdin, import the check, then fork one process per candidate and report
+    one JSON line per event on the real stdout. A plugin's own prints go to stderr (fd 1 is pointed there), so
+    they cannot be taken for a report."""
     global _in_child
     _in_child = True
     report = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
@@ -187,14 +197,28 @@ def _child_main() -> None:
     module, _, function = request["check"].partition(":")
     check: Check = getattr(importlib.import_module(module), function)
     for index, fields in enumerate(request["candidates"]):
-        report.write(json.dumps({"index": index}) + "\n")
-        try:
-            verdict = check(Candidate(**fields))
-        except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt, SystemExit: all are the plugin's
-            verdict = f"{type(exc).__name__}: {exc}".removesuffix(": ")
-        report.write(json.dumps({"index": index, "verdict": verdict}) + "\n")
+        pid = os.fork()
+        if pid == 0:
+            os.setsid()  # its own group, so a kill ends what it started too
+            _check_one(check, index, Candidate(**fields), report)
+        report.write(json.dumps({"index": index, "pid": pid}) + "\n")
+        _, status = os.waitpid(pid, 0)
+        report.write(json.dumps({"index": index, "status": os.waitstatus_to_exitcode(status)}) + "\n")
     report.close()
-    os._exit(0)  # a plugin's non-daemon thread or atexit hook must not keep the child (and its caller) waiting
+    os._exit(0)
+
+
+def _check_one(check: Check, index: int, candidate: Candidate, report: TextIO) -> NoReturn:
+    """In the forked process: the verdict on one line, then exit at once: a
+    plugin's non-daemon thread or atexit hook must not keep it going."""
+    try:
+        verdict = check(candidate)
+    except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt, SystemExit: all are the plugin's
+        verdict = f"{type(exc).__name__}: {exc}".removesuffix(": ")
+    shown = verdict if verdict is None else verdict[:MAX_VERDICT_CHARS]
+    report.write(json.dumps({"index": index, "verdict": shown}) + "\n")
+    report.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":  # run as engine.plugin_probe, not __main__, so `_in_child` is the one probe() reads

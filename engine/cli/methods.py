@@ -18,7 +18,8 @@ def _run(args: argparse.Namespace) -> int:
     for method_id in method_ids():
         cls = METHODS[method_id]
         print(f"{method_id:<16} {cls.label} ({plugins.source_of(method_id)})")
-        print(f"{'':<16} -p " + " ".join(f"{s.name}={s.default}" for s in (*param_specs(cls.Params), *policy)))
+        print(f"{'':<16} -p " + " ".join(f"{s.name}={'none' if s.default is None else s.default}"
+                                         for s in (*param_specs(cls.Params), *policy)))
     for problem in plugins.problems:
         print(f"error: {problem}", file=sys.stderr)
     return USAGE_ERROR if plugins.problems else 0

@@ -7,9 +7,11 @@ Three sources, each giving a factory `make(inputs: RetrieverInputs) -> BaseRetri
   needs no file and no package, and a saved trace names exactly what it used.
 
 Files and entry points load when the choices are first listed, once per folder per process, as the methods'
-plugins do; one that fails is left out and reported as a `RetrieverProblem`, and the built-ins and the other
-retrievers stay. The factory is called once per pack and process (`Retrieval.retriever`); its Documents become
-hits through `UserRetriever`, which cuts them to the method's k and never makes up a score.
+plugins do: each is first imported in a child process (engine.plugin_probe, issue 26), so one that hangs, exits or
+fails there is never imported here; one that fails is left out and reported as a `RetrieverProblem`, and the
+built-ins and the other retrievers stay. A `module:factory` is checked the same way before it is imported. The
+factory is called once per pack and process (`Retrieval.retriever`); its Documents become hits through
+`UserRetriever`, which cuts them to the method's k and never makes up a score.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +39,7 @@ from pydantic import ConfigDict
 from engine.cache import Registry
 from engine.errors import RagscopeError, RetrieverError, UnknownNameError
 from engine.knowledge.chunking import Chunk
+from engine.plugin_probe import Candidate, probe
 from engine.settings import Settings
 
 if TYPE_CHECKING:
@@ -46,6 +49,7 @@ if TYPE_CHECKING:
 ENTRY_POINT_GROUP = "ragscope.retrievers"
 FACTORY = "make_retriever"  # what a file in $RAGSCOPE_HOME/retrievers/ defines
 MODULE_PREFIX = "ragscope_user_retrievers"
+PROBE, REF_PROBE = f"{__name__}:probe_candidate", f"{__name__}:probe_ref"
 SCORE_KEYS = ("score", "relevance_score")  # ours and LangChain's rerankers' (Cohere, FlashRank, Jina)
 _REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")  # module.path:factory
 
@@ -129,18 +133,42 @@ def load_from(folder: Path) -> UserRetrievers:
 
     found: list[Found] = []
     problems: list[RetrieverProblem] = []
-    for name, source, load in (*_files(folder), *_entry_points()):
+    listed = [*_files(folder), *_entry_points()]
+    verdicts = probe(PROBE, [c for c in listed if c.name not in BUILTIN_RETRIEVERS])
+    for candidate in listed:
+        name, source = candidate.name, candidate.source
         names = (*BUILTIN_RETRIEVERS, *(f.name for f in found))
         if name in names:
             problems.append(RetrieverProblem(source, f"the name {name!r} is taken; rename it (taken: "
                                                      f"{', '.join(names)})"))
-            continue
-        try:
-            found.append(Found(name, source, _callable(load(), source)))
-        except (Exception, SystemExit) as exc:  # SystemExit: a file's sys.exit() must not end the app
-            log.debug("retriever %s was not loaded", source, exc_info=True)
-            problems.append(RetrieverProblem(source, f"{type(exc).__name__}: {exc}"))
+        elif verdicts[candidate] is not None:
+            problems.append(RetrieverProblem(source, verdicts[candidate]))
+        else:
+            try:
+                found.append(Found(name, source, _factory(candidate)))
+            except (Exception, SystemExit) as exc:  # SystemExit: a file's sys.exit() must not end the app
+                log.debug("retriever %s was not loaded", source, exc_info=True)
+                problems.append(RetrieverProblem(source, _described(exc)))
     return UserRetrievers(tuple(found), tuple(problems))
+
+
+def probe_candidate(candidate: Candidate) -> str | None:
+    """In the probe's child: import the candidate's factory as `load_from` does; why it is left out, or None."""
+    try:
+        _factory(candidate)
+    except BaseException as exc:  # noqa: BLE001 - the child's: a file's KeyboardInterrupt is its verdict
+        return _described(exc)
+    return None
+
+
+def _factory(candidate: Candidate) -> Factory:
+    if candidate.kind == "entry":
+        return _callable(EntryPoint(candidate.name, candidate.target, ENTRY_POINT_GROUP).load(), candidate.source)
+    return _callable(_factory_in_file(Path(candidate.target)), candidate.source)
+
+
+def _described(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def resolve(name: str, settings: Settings | None = None) -> Found:
@@ -266,13 +294,14 @@ def _callable(value: object, source: str) -> Factory:
     return value
 
 
-def _files(folder: Path) -> Iterator[tuple[str, str, Callable[[], object]]]:
-    """The folder's `*.py` files, sorted; names starting with _ or . are skipped (helpers, editor files)."""
+def _files(folder: Path) -> Iterator[Candidate]:
+    """The folder's `*.py` files, sorted; names starting with _ or . are skipped (helpers, editor files). A
+    candidate's name is the retriever's: the file's stem, or the entry point's name."""
     if not folder.is_dir():
         return
     for path in sorted(folder.glob("*.py")):
         if not path.name.startswith(("_", ".")):
-            yield path.stem, str(path), partial(_factory_in_file, path)
+            yield Candidate(str(path), "file", str(path), path.stem)
 
 
 def _factory_in_file(path: Path) -> object:
@@ -292,22 +321,40 @@ def _factory_in_file(path: Path) -> object:
     return getattr(module, FACTORY)
 
 
-def _entry_points() -> Iterator[tuple[str, str, Callable[[], object]]]:
+def _entry_points() -> Iterator[Candidate]:
     for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: (p.name, p.value)):
         dist = f" ({point.dist.name} {point.dist.version})" if point.dist else ""
-        yield point.name, f"entry point {point.name} = {point.value}{dist}", point.load
+        yield Candidate(f"entry point {point.name} = {point.value}{dist}", "entry", point.value, point.name)
 
 
 def _import_ref(ref: str) -> Found:
+    """A `module:factory`, imported here only once a child process imported it cleanly (engine.plugin_probe)."""
+    candidate = Candidate(ref, "ref", ref)
+    problem = probe(REF_PROBE, [candidate])[candidate]
+    if problem is None:
+        try:
+            return Found(ref, ref, _ref_factory(ref))
+        except RetrieverError as exc:
+            problem = str(exc)
+    raise RetrieverError(f"retriever {ref}: {problem}")
+
+
+def probe_ref(candidate: Candidate) -> str | None:
+    """In the probe's child: import a `module:factory` as `_import_ref` does; why it is refused, or None."""
+    try:
+        _ref_factory(candidate.target)
+    except BaseException as exc:  # noqa: BLE001 - the child's: a module's KeyboardInterrupt is its verdict
+        return str(exc) if isinstance(exc, RetrieverError) else _described(exc)
+    return None
+
+
+def _ref_factory(ref: str) -> Factory:
     module_name, attr = ref.split(":")
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:
-        raise RetrieverError(f"retriever {ref}: cannot import {module_name!r}: {type(exc).__name__}: {exc}; "
-                             "run ragscope where that module is importable (or on PYTHONPATH)") from exc
+        raise RetrieverError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}; run ragscope where that "
+                             "module is importable (or on PYTHONPATH)") from exc
     if not hasattr(module, attr):
-        raise RetrieverError(f"retriever {ref}: module {module_name!r} has no {attr!r}")
-    try:
-        return Found(ref, ref, _callable(getattr(module, attr), ref))
-    except RetrieverError as exc:
-        raise RetrieverError(f"retriever {ref}: {exc}") from None
+        raise RetrieverError(f"module {module_name!r} has no {attr!r}")
+    return _callable(getattr(module, attr), ref)
