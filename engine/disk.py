@@ -13,8 +13,8 @@ from engine.errors import DiskFull, RagscopeError
 # ENOSPC; EDQUOT (a quota); EFBIG: the file size limit (RLIMIT_FSIZE), to the user the same "no room to write"
 DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 # how SQLite (SQLITE_FULL), Rust's std::io and the C library word those errnos inside other libraries' messages
-_WORDINGS = ("database or disk is full", "no space left on device", "disk quota exceeded", "file too large",
-             f"os error {errno.ENOSPC})", f"os error {errno.EDQUOT})", f"os error {errno.EFBIG})")
+_WORDINGS = ("database or disk is full", "no space left on device", "disk quota exceeded",
+             f"(os error {errno.ENOSPC})", f"(os error {errno.EDQUOT})", f"(os error {errno.EFBIG})")
 # Chroma sometimes words a full disk as a failed step ("Error in compaction: Failed to apply logs to the
 # metadata segment", measured on a full 20 MB tmpfs); with less than this left, that is the likely cause
 LOW_SPACE_BYTES = 64 * 1024 * 1024

@@ -71,9 +71,9 @@ def chroma_timeout_s() -> float:
 def _open_local(index_dir: Path) -> Any:
     import chromadb
     from chromadb.config import Settings as ChromaSettings
-    from chromadb.errors import ChromaError
+    from chromadb.errors import InternalError
 
-    with raising_disk_full(index_dir, unexplained=(ChromaError,)):
+    with raising_disk_full(index_dir, unexplained=(InternalError,)):
         index_dir.mkdir(parents=True, exist_ok=True)
         try:
             return chromadb.PersistentClient(str(index_dir), settings=ChromaSettings(anonymized_telemetry=False))
@@ -155,11 +155,11 @@ def chroma_errors(client: Any, doing: str) -> Iterator[None]:
     """A Chroma call's failure as an error the user can act on: under a local index a full disk becomes
     DiskFull naming its folder; with a server every failure becomes a BackendError naming the server (the
     run that met it then ends with `backend_failure`, engine.runner)."""
-    from chromadb.errors import ChromaError
+    from chromadb.errors import InternalError
 
     settings = client.get_settings()
     if settings.is_persistent:
-        with raising_disk_full(Path(settings.persist_directory), unexplained=(ChromaError,)):
+        with raising_disk_full(Path(settings.persist_directory), unexplained=(InternalError,)):
             yield
         return
     try:

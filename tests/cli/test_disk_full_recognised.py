@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from chromadb.errors import InternalError
+from chromadb.errors import InternalError, NotFoundError
 
 from engine.disk import LOW_SPACE_BYTES, is_disk_full, raising_disk_full
 from engine.errors import DiskFull, RunCancelled
@@ -47,7 +47,7 @@ def test_a_full_disk_is_recognised_in_every_wording_met(exc):
     InternalError(COMPACTION),
     PermissionError(errno.EACCES, "Permission denied"),
     OSError(errno.ENOENT, "No such file or directory"),
-    ValueError("bad value"),
+    ValueError("upload.pdf is 30 MB: file too large, at most 25 MB are taken"),
 ], ids=repr)
 def test_other_failures_are_not_a_full_disk(exc):
     assert not is_disk_full(exc)
@@ -73,7 +73,7 @@ def test_an_unexplained_chroma_failure_counts_as_a_full_disk_only_when_space_is_
 
 def test_low_space_never_turns_other_failures_into_a_full_disk(tmp_path: Path, space):
     space[0] = 0
-    for failure in (RunCancelled("stopped"), ValueError("a bug")):
+    for failure in (RunCancelled("stopped"), ValueError("a bug"), NotFoundError("Collection rs-x does not exist")):
         with pytest.raises(type(failure)):
             with raising_disk_full(tmp_path, unexplained=(InternalError,)):
                 raise failure
