@@ -149,10 +149,10 @@ class Server:
                                  "or the model still loading; raise the timeout or try again")
 
     def _nothing_usable(self, url: str, cut: Cut) -> BackendError:
-        """A reply cut at a bound before any text came: a time cut is a server too slow to use."""
+        """A reply cut at a bound before anything usable came: a time cut is a server too slow to use."""
         if cut.timed_out:
             return self._too_slow(url)
-        return BackendError(f"{url} sent no text within the reply's bounds: {cut.reason}")
+        return BackendError(f"{url} sent nothing usable within the reply's bounds: {cut.reason}")
 
     def _create(self, create: Callable[..., T], request: dict[str, Any]) -> T:
         """`create(**request)` without the optional parameters this server refused; one it refuses now
@@ -175,6 +175,8 @@ class Server:
     def model_ids(self) -> list[str]:
         with self.translated():
             raw = self.client.models.with_raw_response.list(extra_headers=self.headers)
+        if (cut := raw.http_response.extensions.get(CUT)) is not None:
+            raise self._nothing_usable(str(raw.http_response.url), cut)
         return _parsed(raw, _MODEL_LIST, _ids)
 
     def close(self) -> None:

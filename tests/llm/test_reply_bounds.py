@@ -30,6 +30,7 @@ from fake_chat_server import (
     ChatServer,
     Reply,
     completion,
+    endless,
     endless_completion,
     endless_events,
     serving,
@@ -169,12 +170,24 @@ def test_a_stream_that_stalls_keeps_what_came_and_says_it_was_cut(chat_server: C
     assert done.text == "Shakespeare" and done.cut == "reply cut after 0.2 s (the backend's timeout)"
 
 
-def test_a_plain_reply_that_stalls_before_its_text_is_a_server_that_did_not_answer(chat_server: ChatServer) -> None:
+@pytest.mark.parametrize("call, path", [
+    (lambda url: OpenAIChatModel(url, MODEL, timeout_s=0.2).complete(QUESTION, SETTINGS), "/v1/chat/completions"),
+    (lambda url: check_connection(url, timeout_s=0.2), "/v1/models"),
+])
+def test_a_plain_reply_that_stalls_before_its_text_is_a_server_that_did_not_answer(chat_server: ChatServer,
+                                                                                   call: Any, path: str) -> None:
     release = threading.Event()
     chat_server.replies = [Reply(pieces=stalling([b'{"id": "c1", "choices": [{"message": {"role": '], release))]
-    with pytest.raises(ServerUnreachable, match=r"/v1/chat/completions did not answer within 0.2 s — "):
-        OpenAIChatModel(chat_server.url, MODEL, timeout_s=0.2).complete(QUESTION, SETTINGS)
+    with pytest.raises(ServerUnreachable, match=rf"{path} did not answer within 0.2 s — "):
+        call(chat_server.url)
     release.set()
+
+
+def test_a_model_list_beyond_the_byte_bound_is_named_as_such(chat_server: ChatServer) -> None:
+    chat_server.replies = [Reply(pieces=endless(b'{"object": "list", "data": [', b'{"id": "m"}, ' * 1000, limit=2000))]
+    with pytest.raises(BackendError, match=r"/v1/models sent nothing usable within the reply's bounds: reply cut at "
+                                           r"2.2 MB read from the server"):
+        check_connection(chat_server.url, timeout_s=5)
 
 
 # ---------------------------------------------------------------- what a body cut short holds
