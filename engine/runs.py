@@ -71,14 +71,18 @@ class RunStore:
 
     `busy_s` bounds how long one call waits for other writers, retries included."""
 
-    def __init__(self, path: Path, *, busy_s: float = BUSY_BOUND_S):
+    busy_s = BUSY_BOUND_S
+
+    def __init__(self, path: Path, *, busy_s: float | None = None):
         self.path = Path(path)
-        self.busy_s = busy_s
+        if busy_s is not None:
+            self.busy_s = busy_s
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # A new store's first opener converts it to WAL under an exclusive lock; a second process opening it
         # then gets "database is locked" at once, without SQLite's busy wait: hence the retries.
         self._attempt("open", lambda db: db.execute("PRAGMA journal_mode=WAL"))
-        self._write("open", lambda db: [db.execute(statement) for statement in _SCHEMA])
+        if not self._attempt("open", _has_schema):  # a store in use is opened without waiting for its writers
+            self._write("open", lambda db: [db.execute(statement) for statement in _SCHEMA])
 
     @contextmanager
     def _connect(self, timeout: float) -> Iterator[sqlite3.Connection]:
@@ -198,6 +202,10 @@ def _row(trace: Trace) -> tuple[object, ...]:
     answer = trace.answer.text if trace.answer else ""
     return (trace.id, trace.started, trace.pack, trace.method, trace.backend, trace.question, answer,
             trace.totals.latency_ms, trace.to_json())
+
+
+def _has_schema(db: sqlite3.Connection) -> bool:
+    return db.execute("SELECT count(*) FROM sqlite_master WHERE name IN ('runs', 'runs_started')").fetchone()[0] == 2
 
 
 def _insert_all(db: sqlite3.Connection, traces: list[Trace]) -> int:

@@ -65,16 +65,25 @@ def _start_all(bench: Workbench, question: str, inputs: Mapping[str, Inputs]) ->
 
 
 def _execute(bench: Workbench, started: list[Run]) -> tuple[Trace, ...]:
-    traces = []
+    """Every run to its end, saved to History; a run the store would not take (another app server on this
+    home held it too long, a full disk) is still compared, and the page says it was not saved (issue 26)."""
+    traces, unsaved = [], []
     count = f"{len(started)} method" + ("" if len(started) == 1 else "s")
     with st.status(f"Running {count}…", expanded=True) as status:
         with st.spinner("Preparing the index (first run only)…"):
             runs.prepare(bench)
         for run in started:
             status.update(label=f"Running {runs.label(run.method.id)}…")
-            traces.append(runs.finish(run, ui_state.run_store()))
+            try:
+                runs.finish(run, ui_state.run_store())
+            except RagscopeError as exc:
+                unsaved.append((runs.label(run.method.id), str(exc)))
+            traces.append(run.trace)
             st.write(f"{runs.label(run.method.id)}: done in {run.trace.totals.latency_ms:.0f} ms")
         status.update(label=f"Ran {count}", state="complete", expanded=False)
+    if unsaved:
+        labels = ", ".join(label for label, _ in unsaved)
+        st.error(md_text(f"Not saved to History: {labels} (they are compared below). {unsaved[-1][1]}"))
     return tuple(traces)
 
 

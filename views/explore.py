@@ -19,6 +19,7 @@ from engine.app.runs import Partial, Run
 from engine.errors import RagscopeError
 from engine.trace import Trace
 
+PAGE = "explore"
 QUESTION = "explore.question"
 DEMO_PAGE = "views/demo.py"
 
@@ -112,8 +113,23 @@ def _finish(run: Run) -> None:
     edited while the run streamed would otherwise disagree)."""
     ui_state.set_live_run(None)
     ui_state.open_trace(run.trace)
-    ui_state.link_run(run.trace.id if ui_state.run_store().has(run.trace.id) else None)
+    ui_state.link_run(run.trace.id if _saved(run) else None)
     st.rerun()
+
+
+def _saved(run: Run) -> bool:
+    """Whether the run is in History. The run saves itself when it ends, in its own thread, which can only log
+    a failure (another app server on this home held the store too long, a full disk): try once more here,
+    and if that fails too, keep the run on the page and say why it is not in History (issue 26)."""
+    try:
+        store = ui_state.run_store()
+        if not run.finished or store.has(run.trace.id):  # one still going saves itself when it ends
+            return store.has(run.trace.id)
+        store.save(run.trace)
+        return True
+    except RagscopeError as exc:
+        ui_state.post_notice(PAGE, ui_state.Notice("error", f"This run is shown but was not saved to History: {exc}"))
+        return False
 
 
 def _summary(trace: Trace) -> None:
@@ -128,7 +144,8 @@ def _summary(trace: Trace) -> None:
     else:
         if ui_state.linked_run() is not None:
             ui_state.link_run(None)
-        st.caption(md_text(f"parameters: {asked} · a replayed trace, not saved"))
+        st.caption(md_text(f"parameters: {asked} · not saved to History (a replayed trace, or a run that could "
+                           "not be saved)"))
 
 
 st.header("Explore")
@@ -136,6 +153,8 @@ st.caption(md_text(f"Knowledge pack: {pack.info.title or pack.info.name} · {len
                    f"{len(pack.questions)} example questions"))
 _open_linked_run()
 _follow_opened_trace()
+if (notice := ui_state.pop_notice(PAGE)) is not None:
+    st.error(md_text(notice.text))
 ids = runs.method_choices()
 for problem in runs.plugin_problems():  # a broken plugin of the user's is left out, and said so here
     st.warning(md_text(problem), icon=":material/extension_off:")
