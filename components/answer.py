@@ -17,7 +17,7 @@ from typing import Protocol
 import streamlit as st
 
 from components.safe import md_text
-from engine.trace import AnswerStep
+from engine.trace import AnswerStep, ErrorStep
 
 NO_MODEL_NOTE = "offline — no language model was involved (retrieval, KG, extractive reader, calculator)"
 CONFIDENCE_HELP = ("Fitted on evaluation runs (scripts/fit_calibration.py) from what any question and answer "
@@ -60,16 +60,16 @@ def producer_note(step: AnswerStep) -> str:
 
 def render_answer(step: AnswerStep, *, key: str, sources: Mapping[str, tuple[str, str]] | None = None,
                   gold: Sequence[str] = (), scores: Scores | None = None, explained: bool = True,
-                  failure: str = "") -> None:
+                  failure: ErrorStep | None = None) -> None:
     """`sources` maps doc id → (title, text) for the citations; `scores` grade the answer against `gold`.
     `explained=False` leaves out the producer and the confidence's meaning, for a page that says them once
-    above several cards. `failure` is why the answer rests on a failed backend (engine.app.runs.backend_failure's
-    message), "" when it does not."""
+    above several cards. `failure` is the step saying why the answer rests on a failed backend
+    (engine.app.runs.backend_failure), None when it does not."""
     judged = verdict(scores if gold else None, step.refused)
     with st.container(border=True, key=f"{key}.card"):
         st.markdown("#### Answer")
-        if failure:
-            st.error(md_text(FAILED_BACKEND + failure), icon=":material/cloud_off:")
+        if failure is not None:
+            st.error(md_text(FAILED_BACKEND + failure.message), icon=":material/cloud_off:")
             st.caption(md_text(f"what the run gave instead: {step.text}"))
         elif judged == "refused":
             st.warning(md_text(step.text), icon=":material/help:")
@@ -83,7 +83,7 @@ def render_answer(step: AnswerStep, *, key: str, sources: Mapping[str, tuple[str
             st.info(md_text(step.text), icon=":material/chat:")
         if explained:
             st.caption(f"by {producer_note(step)}")
-        if step.backend == "offline" and not step.refused and not failure:
+        if step.backend == "offline" and not step.refused and failure is None:
             meaning = ": about that share of offline answers like this one are right" if explained else ""
             st.caption(f"calibrated confidence {step.confidence:.0%}{meaning}", help=CONFIDENCE_HELP)
         if gold:
