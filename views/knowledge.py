@@ -238,6 +238,9 @@ def save_clicked(path: str, rules: tuple[Rule, ...], bundled: bool) -> None:
     except PackError as exc:  # every problem; the pack's rules.jsonl is as it was
         ui_state.post_notice(PAGE, ui_state.Notice("error", problems_text("Nothing was saved", exc.problems)))
         return
+    except DiskFull as exc:  # a half-written copy was removed
+        ui_state.post_notice(PAGE, ui_state.Notice("error", problems_text("Nothing was saved", [str(exc)])))
+        return
     ui_state.set_mined_rules(path, None)  # saved: the rules table above now lists them
     if bundled:
         ui_state.open_pack(name)
