@@ -10,11 +10,19 @@ import html
 import re
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~$:])")
+# GFM autolinks bare `http://`, `https://`, `www.` and e-mail addresses twice: while parsing the source
+# (escapes already stop that) and again in a pass over the parsed text (remark-gfm's
+# mdast-util-gfm-autolink-literal), which sees the text with escapes and entities decoded. An invisible
+# WORD JOINER inside each such literal stops both, and the text reads and wraps as before (issue 26).
+WORD_JOINER = "\u2060"
+_AUTOLINK_LITERAL = re.compile(r"(?<=:)(?=//)|(?<=www)(?=\.)|(?=@)", re.IGNORECASE)
 
 
 def md_text(text: str) -> str:
-    """Literal text for st.markdown: HTML entities escaped, markdown syntax backslash-escaped."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+    """Literal text for st.markdown: HTML entities escaped, markdown syntax backslash-escaped, and no
+    bare URL or e-mail address turned into a link."""
+    unlinked = _AUTOLINK_LITERAL.sub(WORD_JOINER, text)
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(unlinked, quote=False))
 
 
 def highlight_terms(text: str, terms: list[str]) -> str:

@@ -60,7 +60,7 @@ def _start_all(bench: Workbench, question: str, inputs: Mapping[str, Inputs]) ->
         return [runs.start(bench, question, method, params, question_id=qid, policy=runs.answer_policy(policy))
                 for method, (params, policy) in inputs.items()]
     except RagscopeError as exc:
-        st.error(str(exc))
+        st.error(md_text(str(exc)))  # it may quote the question
         return None
 
 

@@ -55,7 +55,7 @@ def _open(run_id: str) -> None:
     try:
         trace = store.get(run_id)
     except (RagscopeError, ValueError, TypeError, KeyError) as exc:  # a damaged row must not take the page down
-        st.error(f"Run {run_id} cannot be opened: {exc}")
+        st.error(md_text(f"Run {run_id} cannot be opened: {exc}"))
         return
     ui_state.show_trace(trace)
 
