@@ -98,7 +98,8 @@ def test_an_empty_plugin_folder_starts_no_child_and_an_unchanged_plugin_is_probe
     assert children == [[str(path)], [str(path)]]
 
 
-def test_a_plugins_own_prints_cannot_forge_the_probes_report(plugin_home):
+def test_a_plugins_own_prints_cannot_forge_the_probes_report_nor_reach_our_stdout(plugin_home, capsys):
     write_plugin(plugin_home, "noisy.py", 'print(\'{"index": 0, "verdict": null}\')\nraise RuntimeError("no")\n')
     assert [p.message for p in load_plugins().problems] == ["RuntimeError: no (line 2)"]
     assert main(["methods"]) == 2
+    assert '"verdict"' not in capsys.readouterr().out  # a failed plugin ran in the probe's child only
