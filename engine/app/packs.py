@@ -109,7 +109,7 @@ class IndexStatus:
 
 
 def index_status(retrieval: Retrieval) -> IndexStatus:
-    """Opens the index (a Chroma server that is down raises whatever its client raises)."""
+    """Opens the index: a Chroma server that is down or stalled is a BackendError naming it, a full disk DiskFull."""
     settings = retrieval.settings
     return IndexStatus(retrieval.index.name, retrieval.index.count(), len(retrieval.chunks), retrieval.embedder.id,
                        settings.chroma_url or str(settings.index_dir))
