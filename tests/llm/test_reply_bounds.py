@@ -264,3 +264,10 @@ def test_a_langchain_model_without_a_max_tokens_field_says_it_was_cut_at_that_ma
     chat = LangChainChatModel(GenericFakeChatModel(messages=iter([AIMessage(content="one two three four")])), "f")
     done = chat.complete(QUESTION, GenerationSettings(max_new_tokens=3))
     assert done.text == "one two three" and done.cut == "reply cut at 3 words (max_tokens 3)"
+
+
+def test_a_langchain_openai_model_streaming_for_ever_is_cut_at_the_piece_bound(chat_server: ChatServer) -> None:
+    chat_server.replies = [Reply(pieces=endless_events("x", limit=20_000), content_type="text/event-stream")]
+    chat = open_chat("langchain", {"model": f"openai:{MODEL}", "base_url": chat_server.url + "/v1", "timeout_s": 5})
+    done = streamed(chat)  # one endless word: the word bound never comes into it
+    assert done.text == "x" * 256 and done.cut == "reply cut at 256 tokens (max_tokens 64 × 4)"
