@@ -98,8 +98,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"\nwrote {out / 'metrics.json'}, {out / 'results.csv'}, {out / 'traces.jsonl'}")
     failures = runner.failure_summary(results)
     if failures:
-        print(f"\nerror: {failures}\nThose runs are in the report, each scored as a miss (EM 0) and counted in the "
-              "'failed' column; fix the backend and evaluate again.", file=sys.stderr)
+        print(f"\nerror: {failures}\nThose runs stay in every metric, each scored as a miss (EM 0), and are counted "
+              "in the 'failed' column; fix the backend and evaluate again.", file=sys.stderr)
         return BACKEND_FAILED
     return 0
 
