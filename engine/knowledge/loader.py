@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from itertools import count
 from pathlib import Path
@@ -26,6 +27,7 @@ from engine.rules.walk import body_problem
 R = TypeVar("R")
 MAX_LINE_CHARS = 5_000_000  # bytes in one record (or in pack.json); beyond this a file is not a pack file
 MAX_PROBLEMS = 1_000  # a file of garbage yields a problem per line: keep memory bounded (issue 15)
+PACK_FILES = ("pack.json", "documents.jsonl", "triples.tsv", "rules.jsonl", "questions.jsonl", "pages.jsonl")
 
 # field -> (accepted python types, required); a list field is a list of strings
 _STR = (str,)
@@ -70,7 +72,31 @@ def load_pack(path: str | Path) -> Pack:
     if is_staging(folder):  # complete or not, it is a write in progress or one a kill cut short
         raise PackError([f"{folder}: the temp folder of an unfinished pack write, not a pack; load the finished "
                          "folder (without the leading dot), or write the pack again"])
+    linked_out = [problem for name in PACK_FILES if (problem := _linked_out(folder, name))]
+    if linked_out:
+        raise PackError(linked_out)
     return read_pack(folder)
+
+
+def _linked_out(folder: Path, name: str) -> str:
+    """Why pack file `name` is refused, or "": a link that leads out of the pack folder would have the app
+    show, and "save as copy" copy, whatever file it points at (a link to /etc/passwd). Ingestion refuses
+    such links too (issue 26); a link inside the folder, or a pack folder that is itself a link, is fine."""
+    path = folder / name
+    try:
+        if not stat.S_ISLNK(path.lstat().st_mode):
+            return ""
+    except OSError:  # missing or unreadable: read_pack says which
+        return ""
+    try:
+        target = path.resolve()
+        inside = target.is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):  # a link loop: resolve() gives up
+        return f"{name}: a symbolic link that cannot be followed; put the file itself in the pack folder"
+    if inside:
+        return ""
+    return (f"{name}: a symbolic link to {target}, outside the pack folder; only files inside the pack folder are "
+            "read: copy the file into the pack")
 
 
 def read_pack(folder: Path) -> Pack:
