@@ -83,8 +83,8 @@ class OpenAIChatModel:
     def complete_streaming(self, messages: Sequence[Message], settings: GenerationSettings,
                            on_text: TokenSink) -> Completion:
         """`complete` over a stream, handing `on_text` the text as it comes. A server that ignores `stop`
-        is read to the end all the same (usage and logprobs come last), so the completion is the one
-        `complete` returns; only `on_text` ends before the stop string."""
+        is read to the end (or to the reply's bounds) all the same (usage and logprobs come last), so the
+        completion is the one `complete` returns; only `on_text` ends before the stop string."""
         started = time.perf_counter()
         cut = StreamCut(settings.stop)
 

@@ -3,7 +3,8 @@
 Apart from engine/llm/openai.py because `import openai` costs about half a second, which runs on the
 offline and hf backends must not pay. The client does the wire format, connection pooling and bounded
 retries (refused connections, 429 and 5xx, with backoff); this module adds what a third-party server
-needs: only what the user typed is sent, a timeout is not retried, replies are checked before use, a
+needs: only what the user typed is sent, a timeout is not retried, no redirect is followed, every reply is
+bounded by time, tokens and bytes (engine/llm/bounded_http.py, bounds.py) and checked before use, a
 server that refuses an optional parameter (logprobs) is asked again without it, and each error names
 the URL and says what to do. No openai or httpx2 exception escapes it.
 """
