@@ -68,6 +68,7 @@ def _run(args: argparse.Namespace) -> int:
     out = _out(args)
     bench = workbench(args)
     plan = plan_evaluation(bench, methods, _questions(args, bench.pack), params)
+    _ = bench.tools  # the model opens now: one that cannot (no --model, a bad folder) is exit 2 before any question
     # Claim --out before the first question: a taken or unwritable folder fails now, not after an hour
     # of evaluation (issue 15), and a second evaluation to the same folder finds the journal.
     job = _job(out, plan, resume=args.resume is not None)

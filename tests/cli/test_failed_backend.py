@@ -125,3 +125,9 @@ def test_a_vector_store_lost_mid_evaluation_is_counted_failed_not_read_as_i_dont
     assert metrics(out)["vanilla"]["overall"]["failed_runs"] == 2
     assert ("2 of 4 runs rest on a failed backend (vanilla: 2); first: BackendError: Chroma server "
             "http://127.0.0.1:8000 did not answer") in capsys.readouterr().err
+
+
+def test_eval_with_a_model_that_cannot_open_exits_2_before_asking_anything(ragscope_home, tmp_path, capsys):
+    assert main(["eval", "--pack", str(MINI_PACK), "--backend", "hf", "--out", str(tmp_path / "eval")]) == 2
+    assert "the hf backend needs 'model'" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # no journal to --resume, no report
