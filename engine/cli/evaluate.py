@@ -2,9 +2,9 @@
 a journal beside --out that `--resume` goes on from; metrics.json, results.csv and traces.jsonl at the end.
 
 Exit status: 0 all answered; 2 bad input or a model that cannot open (nothing asked), or a failure that kept the
-journal for --resume; BACKEND_FAILED (3)
-the report is complete, but some answers rest on a failed backend (issue 26): a model server answering HTTP 500
-or nonsense, a vector store gone mid-way. Those runs are in the report, scored as misses and counted as failed."""
+journal for --resume; BACKEND_FAILED (3) the report is complete, but some answers rest on a failed backend
+(issue 26): a model server answering HTTP 500 or nonsense, a vector store gone mid-way. Those runs are in the
+report, scored as misses and counted as failed."""
 
 from __future__ import annotations
 
