@@ -15,7 +15,8 @@ import pytest
 from engine.cli import main
 from engine.errors import BackendError
 from fake_chat_server import MODEL, ChatServer, Reply, completion, serving
-from paths import MINI_PACK
+from paths import MINI_PACK, ROOT
+from plugin_home import write_plugin
 from test_cli import interrupt_after
 
 QUESTION = "When was Grace Hopper born?"
@@ -85,6 +86,14 @@ def test_ask_exits_3_when_its_answer_rests_on_a_failed_model_call_and_0_when_the
     server.replies[:] = [WORKING]
     assert main(served(server.url, "ask", "-p", "min_confidence=0", QUESTION)) == 0
     assert "answer: 1906" in capsys.readouterr().out
+
+
+def test_ask_with_a_users_lcel_chain_exits_3_when_the_chains_model_call_failed(plugin_home, server, capsys):
+    example = ROOT / "examples" / "lcel" / "lcel_stuff.py"  # the README's LCEL example: retriever | prompt | model
+    write_plugin(plugin_home, example.name, example.read_text(encoding="utf-8"))
+    assert main(served(server.url, "ask", "--method", "lcel_stuff", QUESTION)) == 3
+    assert "error: the answer rests on a failed backend: BackendError: chat model model failed:" in \
+        capsys.readouterr().err
 
 
 def test_a_resumed_evaluation_counts_the_failures_of_its_first_part(ragscope_home, tmp_path, server, monkeypatch):
