@@ -123,7 +123,8 @@ class RunStore:
             try:
                 result = work(db)
             except BaseException:
-                db.execute("ROLLBACK")
+                if db.in_transaction:  # SQLite may have rolled back already (a full disk, an I/O error)
+                    db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
             return result

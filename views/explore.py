@@ -123,8 +123,10 @@ def _saved(run: Run) -> bool:
     and if that fails too, keep the run on the page and say why it is not in History (issue 26)."""
     try:
         store = ui_state.run_store()
-        if not run.finished or store.has(run.trace.id):  # one still going saves itself when it ends
-            return store.has(run.trace.id)
+        if store.has(run.trace.id):
+            return True
+        if not run.finished:  # still going (a Stop it has not reached yet): it saves itself when it ends
+            return False
         store.save(run.trace)
         return True
     except RagscopeError as exc:
