@@ -126,7 +126,7 @@ def _answers_note(traces: tuple[Trace, ...]) -> None:
     if any(a.backend == "offline" and not a.refused for a in answers):
         lines.append("A calibrated confidence of x % means about x % of offline answers like that one are right.")
     if lines:
-        st.caption(" ".join(lines))
+        st.caption(md_text(" ".join(lines)))  # a model's name is the server's text
 
 
 def _method_column(trace: Trace) -> None:
