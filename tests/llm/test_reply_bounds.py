@@ -142,32 +142,32 @@ def trickle(first: list[bytes], then: bytes, gap_s: float, limit: int) -> Any:
 @pytest.mark.parametrize("stream", [True, False])
 def test_a_reply_that_trickles_for_ever_is_cut_at_the_deadline(chat_server: ChatServer, stream: bool) -> None:
     role, token = events(*sse(["tok "])[:2])
-    head = endless_completion()().__next__()
-    body = trickle([role, token], token, 0.02, 150) if stream else trickle([head], b"word ", 0.02, 150)
+    head = endless_completion()().__next__()  # the first chunk holds text: a slow start cannot leave none
+    body = trickle([role + token], token, 0.02, 250) if stream else trickle([head + b"word "], b"word ", 0.02, 250)
     chat_server.replies = [Reply(pieces=body, content_type="text/event-stream" if stream else "application/json")]
-    model, many = OpenAIChatModel(chat_server.url, MODEL, timeout_s=0.3), GenerationSettings(10_000)
+    model, many = OpenAIChatModel(chat_server.url, MODEL, timeout_s=1), GenerationSettings(10_000)
     done = streamed(model, many) if stream else model.complete(QUESTION, many)
-    assert done.cut == "reply cut after 0.3 s (the backend's timeout)"
-    assert done.text.startswith(("tok tok", "word word")[not stream])
-    assert chat_server.pieces_sent < 150  # read at 50 pieces a second, 3 s would have run out
+    assert done.cut == "reply cut after 1 s (the backend's timeout)"
+    assert done.text.startswith(("tok ", "word ")[not stream])
+    assert chat_server.pieces_sent < 250  # at 50 pieces a second, 5 s would have run out
 
 
 def stalling(first: list[bytes], release: threading.Event) -> Any:
     def pieces() -> Iterator[bytes]:
         yield from first
-        release.wait(5)  # the stall; a safety net only: the client gives up after its 0.2 s timeout
+        release.wait(5)  # the stall; a safety net only: the client gives up after its timeout
 
     return pieces
 
 
 def test_a_stream_that_stalls_keeps_what_came_and_says_it_was_cut(chat_server: ChatServer) -> None:
     release = threading.Event()
-    chat_server.replies = [Reply(pieces=stalling(events(*sse(["Shake", "speare"])[:3]), release),
-                                 content_type="text/event-stream")]
-    done = streamed(OpenAIChatModel(chat_server.url, MODEL, timeout_s=0.2))
+    chat_server.replies = [Reply(pieces=stalling([b"".join(events(*sse(["Shake", "speare"])[:3]))], release),
+                                 content_type="text/event-stream")]  # one chunk: a slow start cannot split it
+    done = streamed(OpenAIChatModel(chat_server.url, MODEL, timeout_s=1))
     assert not release.is_set()
     release.set()
-    assert done.text == "Shakespeare" and done.cut == "reply cut after 0.2 s (the backend's timeout)"
+    assert done.text == "Shakespeare" and done.cut == "reply cut after 1 s (the backend's timeout)"
 
 
 @pytest.mark.parametrize("call, path", [
