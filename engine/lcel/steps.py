@@ -20,7 +20,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import LLMResult
 
-from engine.errors import RunCancelled, ServerUnreachable
+from engine.errors import BackendError, RunCancelled, ServerUnreachable
 from engine.retrieval.user import document_score
 from engine.trace import DecisionStep, ErrorStep, Hit, LlmCallStep, RetrievalStep, Step, TokenLogprob
 
@@ -163,7 +163,8 @@ class StepRecorder(BaseCallbackHandler):
             return None
         self._failures.add(id(error))
         return ErrorStep(iteration=self.iteration, title=f"The {where} failed",
-                         message=capped(f"{type(error).__name__}: {error}", MAX_OUTPUT_CHARS))
+                         message=capped(f"{type(error).__name__}: {error}", MAX_OUTPUT_CHARS),
+                         backend_failure=isinstance(error, BackendError))  # our backend under the chain (issue 26)
 
 
 def token_logprobs(generation: Any) -> tuple[TokenLogprob, ...]:

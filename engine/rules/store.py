@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from engine.disk import raising_disk_full
 from engine.errors import PackError
 from engine.files import write_text_atomic
 from engine.knowledge.loader import read_pack
@@ -89,7 +90,8 @@ def save_rules(folder: str | Path, rules: Sequence[Rule]) -> SavedRules:
         new = "".join(json.dumps(rule_record(r), ensure_ascii=False) + "\n" for r in added)
         text = old + separator + new
         pack = _load_with_rules(folder, text)  # raises PackError before anything is written
-        write_text_atomic(path, text)
+        with raising_disk_full(path.parent):
+            write_text_atomic(path, text)
     return SavedRules(replace(pack, path=folder.resolve()), added, duplicates)
 
 

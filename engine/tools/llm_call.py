@@ -73,7 +73,9 @@ def call_model(
         call = LlmCallStep(title=f"{role} call failed", role=role, prompt=prompt, output="",
                            latency_ms=latency, elapsed_ms=latency, backend=label)
         reason = str(exc) or type(exc).__name__
-        return ModelReply("", (call, error_step(role, f"{role} model failed: {shorten(reason)}")), failed=True)
+        # the answer now rests on a failed backend: evaluations count it, `ask`/`eval` exit 3 (issue 26)
+        failed = replace(error_step(role, f"{role} model failed: {shorten(reason)}"), backend_failure=True)
+        return ModelReply("", (call, failed), failed=True)
     call = LlmCallStep(
         title=f"{role} call" + (f" — {fit.note}" if fit.note else ""), role=role, prompt=prompt, output=text,
         tokens_in=completion.tokens_in, tokens_out=completion.tokens_out, latency_ms=completion.latency_ms,
