@@ -122,15 +122,21 @@ def _one_child(check: str, candidates: Sequence[Candidate], timeout: float) -> d
     how it ended. One outlasting `timeout` is killed here."""
     request = {"path": sys.path, "check": check, "candidates": [vars(c) for c in candidates]}
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (_ENGINE_ROOT, os.environ.get("PYTHONPATH"))))}
-    child = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             env=env, text=True, encoding="utf-8", errors="replace", start_new_session=True)
+    try:
+        child = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 env=env, text=True, encoding="utf-8", errors="replace", start_new_session=True)
+    except OSError as exc:  # no process to spare: nothing of the user's is imported, the built-ins go on
+        return dict.fromkeys(candidates, f"it could not be checked: the checking process did not start ({exc})")
     lines: queue.Queue[str | None] = queue.Queue()
     threading.Thread(target=_read_lines, args=(child, lines), daemon=True).start()
     verdicts: dict[Candidate, str | None] = {}
     current, pid = None, 0  # the candidate being checked, and its process
     try:
-        child.stdin.write(json.dumps(request))
-        child.stdin.close()
+        try:
+            child.stdin.write(json.dumps(request))
+            child.stdin.close()
+        except OSError:  # it ended at once: its end, read below, says how
+            pass
         deadline = time.monotonic() + START_TIMEOUT_S
         while len(verdicts) < len(candidates):
             try:
@@ -148,7 +154,9 @@ def _one_child(check: str, candidates: Sequence[Candidate], timeout: float) -> d
                 ended = _how_it_ended(child.wait())
                 first = next(c for c in candidates if c not in verdicts)
                 return {**verdicts, first: f"it could not be checked: the checking process {ended}"}
-            report = json.loads(line)
+            report = _parsed(line, len(candidates))
+            if report is None:
+                continue
             candidate = candidates[report["index"]]
             if "pid" in report:  # it began: its own time limit starts now
                 current, pid, deadline = candidate, report["pid"], time.monotonic() + timeout
@@ -164,6 +172,17 @@ def _one_child(check: str, candidates: Sequence[Candidate], timeout: float) -> d
         child.stdout.close()
 
 
+def _parsed(line: str, count: int) -> dict | None:
+    """A report line, or None for one that is not ours (a forked plugin may write to the inherited pipe)."""
+    try:
+        report = json.loads(line)
+        ok = 0 <= report["index"] < count and (isinstance(report.get("pid"), int) or "verdict" in report
+                                                 or isinstance(report.get("status"), int))
+    except (ValueError, TypeError, KeyError):
+        return None
+    return report if ok else None
+
+
 def _how_it_ended(code: int) -> str:
     if code < 0 and -code in signal.valid_signals():
         return f"was killed by signal {signal.Signals(-code).name}"
@@ -177,11 +196,14 @@ def _read_lines(child: subprocess.Popen, lines: queue.Queue[str | None]) -> None
 
 
 def _kill_group(pid: int) -> None:
-    """SIGKILL a process and what it started (each runs in its own session)."""
+    """SIGKILL a process and what it started (each runs in its own session, its group named by its pid)."""
     try:
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    except ProcessLookupError:  # not (yet) in a session of its own
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def _child_main() -> None:
