@@ -193,8 +193,9 @@ class Run:
         self.start()
         assert self._events is not None
         while not self._ended:
-            if self.ctx.deadline.overdue(DEADLINE_GRACE_S) and not self._finished.is_set():
-                yield from self._abandon()
+            ended = self._abandon() if self.ctx.deadline.overdue(DEADLINE_GRACE_S) else ()
+            if ended:
+                yield from ended
                 self._ended = True
                 break
             event = self._next_event(self._events)
@@ -228,23 +229,24 @@ class Run:
             finally:
                 self._finished.set()
 
-    def _abandon(self) -> Iterator[Step]:
-        """End a run whose method is stuck past its time limit: its steps so far, a time-limit error and a refusal.
-        The method's thread cannot be stopped; it is a daemon, cancelled, and whatever it yields later is dropped."""
-        self.ctx.cancel.set()
+    def _abandon(self) -> tuple[Step, ...]:
+        """End a run whose method is stuck past its time limit with a time-limit error and a refusal (returned;
+        none when the run ended meanwhile). The method's thread cannot be stopped: it is a daemon, cancelled, and
+        whatever it yields later is dropped."""
         with self._steps_lock:
             if self._finished.is_set():
-                return
+                return ()
+            self.ctx.cancel.set()
             self._abandoned = True
             iteration = self.steps[-1].iteration if self.steps else 0
-            ended = [replace(step, elapsed_ms=round(self.ctx.deadline.elapsed() * 1000, 2))
-                     for step in self._time_limit_steps(iteration, _STUCK)]
+            ended = tuple(replace(step, elapsed_ms=round(self.ctx.deadline.elapsed() * 1000, 2))
+                          for step in self._time_limit_steps(iteration, _STUCK))
             self.steps += ended
             self._latency_ms = ended[-1].elapsed_ms
         log.warning("run %s: method %s did not stop at its time limit; its thread was left running", self.head.id,
                     self.method.id)
         self._end()
-        yield from ended
+        return ended
 
     @staticmethod
     def _next_event(events: queue.Queue[Any]) -> Any:
