@@ -82,7 +82,7 @@ def render_answer(step: AnswerStep, *, key: str, sources: Mapping[str, tuple[str
         else:
             st.info(md_text(step.text), icon=":material/chat:")
         if explained:
-            st.caption(f"by {producer_note(step)}")
+            st.caption(md_text(f"by {producer_note(step)}"))
         if step.backend == "offline" and not step.refused and failure is None:
             meaning = ": about that share of offline answers like this one are right" if explained else ""
             st.caption(f"calibrated confidence {step.confidence:.0%}{meaning}", help=CONFIDENCE_HELP)

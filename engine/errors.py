@@ -70,3 +70,8 @@ class DiskFull(RagscopeError):
     def __init__(self, folder: str, detail: str):
         self.folder = folder
         super().__init__(f"{folder}: out of disk space ({detail}); free some space there and try again")
+
+
+class RunStoreError(RagscopeError):
+    """The run store could not be read or written: another process held it past the time bound, the disk
+    is full, the file is read-only or damaged. The message names the store and what to do."""

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from engine.codec import loads_bounded
-from engine.errors import PackError, RagscopeError
+from engine.errors import PackError, RagscopeError, RunStoreError
 from engine.trace import Trace
 
 _SCHEMA = (
@@ -39,11 +39,6 @@ _SCHEMA = (
 BUSY_BOUND_S = 30.0  # how long one call waits for other writers before it gives up and says so
 _BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 T = TypeVar("T")
-
-
-class RunStoreError(RagscopeError):
-    """The run store could not be read or written: another process held it past the time bound, the disk
-    is full, the file is read-only or damaged. The message names the store and what to do."""
 
 
 @dataclass(frozen=True)

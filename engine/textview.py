@@ -56,7 +56,7 @@ def _body(step: Step) -> list[str]:
         return [f"{step.action}: {_clip(step.detail)}"] if step.detail else [step.action]
     if isinstance(step, LlmCallStep):
         return [f"{step.role} via {step.backend}: {step.tokens_in}→{step.tokens_out} tokens",
-                f"output: {_clip(step.output)}"]
+                f"output: {_clip(step.output)}", *([f"cut: {step.cut}"] if step.cut else [])]
     if isinstance(step, CalculationStep):
         return [f"{step.expression} = {step.result}" if not step.error else f"{step.expression}: {step.error}"]
     if isinstance(step, AttributesStep):

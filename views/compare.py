@@ -137,7 +137,7 @@ def _method_column(trace: Trace) -> None:
     else:
         gold, scores = runs.grade(trace, pack)
         render_answer(trace.answer, key=f"{key}.answer", sources=_sources(trace, pack), gold=gold, scores=scores,
-                      explained=False)
+                      explained=False, failure=runs.backend_failure(trace))
     totals = trace.totals
     st.markdown(f"**{totals.latency_ms:,.0f} ms** latency · **{totals.llm_calls}** LLM calls · "
                 f"**{totals.tokens_in + totals.tokens_out:,}** tokens")

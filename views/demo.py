@@ -145,7 +145,8 @@ def _draw_stop(trace: Trace, method: str, position: int, total: int, pace: float
             st.caption(f":material/play_circle: Playing {round_label(chosen)}; the tour moves on in {pace:g} s.")
         if trace.answer is not None:
             gold, scores = runs.grade(trace, pack)
-            render_answer(trace.answer, key=f"{key}.answer", sources=sources_of(trace), gold=gold, scores=scores)
+            render_answer(trace.answer, key=f"{key}.answer", sources=sources_of(trace), gold=gold, scores=scores,
+                          failure=runs.backend_failure(trace))
         else:
             st.info("This run stopped before it answered; its steps so far are below.")
     graph = has_graph(trace.steps, chosen)

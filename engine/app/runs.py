@@ -7,13 +7,14 @@ the pages import runs only from here, never the runner, the store or the method 
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from engine.codec import to_jsonable
-from engine.errors import UnknownNameError
+from engine.errors import RagscopeError, UnknownNameError
 from engine.evaluation.compare import answer_evidence, shared_evidence, trace_overlap
 from engine.evaluation.metrics import AnswerScores, backend_failure, grade_trace
 from engine.knowledge.records import Pack
@@ -28,6 +29,8 @@ from engine.settings import Settings
 from engine.tour import Tour
 from engine.trace import Trace
 from engine.warmup import Warmup
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "POLICY_PARAMS", "AnswerPolicy", "AnswerScores", "LiveRuns", "MethodInfo", "Partial", "Run", "RunStore",
@@ -141,6 +144,8 @@ class LiveRuns:
         def ended(trace: Trace) -> None:
             try:
                 self.store.save(trace)
+            except RagscopeError as exc:  # the page says so (Explore's notice); one line here, not a traceback
+                log.warning("run %s was not saved: %s", trace.id, exc)
             finally:  # a failed save (a full disk) must not leave the run listed as going forever
                 with self._lock:
                     self._running.pop(trace.id, None)

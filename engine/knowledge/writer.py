@@ -15,6 +15,7 @@ from typing import Any
 
 from engine.disk import raising_disk_full
 from engine.errors import PackError
+from engine.files import pid_running
 from engine.knowledge.records import Pack, Question, Rule
 
 
@@ -107,23 +108,11 @@ def sweep_staging(folder: Path, name: str = "") -> list[Path]:
 
 def _abandoned(staging: Path, pid: str | None) -> bool:
     if pid is not None:
-        return not _running(int(pid))
+        return not pid_running(int(pid))
     try:
         return time.time() - staging.stat().st_mtime > LEGACY_STAGING_MAX_AGE_S
     except OSError:
         return False
-
-
-def _running(pid: int) -> bool:
-    if pid <= 0:  # 0 and negative numbers name process groups, never a writer
-        return False
-    try:
-        os.kill(pid, 0)  # signal 0 only asks whether the process exists
-    except (ProcessLookupError, OverflowError):
-        return False
-    except PermissionError:  # another user's live process
-        return True
-    return True
 
 
 def copy_pack_files(source: Path, folder: Path, name: str) -> None:

@@ -24,7 +24,7 @@ from pathlib import Path
 from engine.disk import raising_disk_full
 from engine.errors import PackError
 from engine.files import write_text_atomic
-from engine.knowledge.loader import read_pack
+from engine.knowledge.loader import load_pack, read_pack
 from engine.knowledge.records import Pack, Rule
 from engine.knowledge.uploads import pack_name_problem
 from engine.knowledge.writer import copy_pack_files, rule_record, staged
@@ -102,6 +102,7 @@ def save_rules_as_copy(source: str | Path, packs_dir: Path, name: str, existing:
     if problem:
         raise PackError([problem])
     target = packs_dir / name
+    load_pack(source)  # refuses a source whose files link out of it (issue 26): copying would follow the links
     with staged(target) as folder:
         copy_pack_files(Path(source), folder, name)
         saved = save_rules(folder, rules)

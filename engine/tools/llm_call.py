@@ -80,7 +80,7 @@ def call_model(
         title=f"{role} call" + (f" — {fit.note}" if fit.note else ""), role=role, prompt=prompt, output=text,
         tokens_in=completion.tokens_in, tokens_out=completion.tokens_out, latency_ms=completion.latency_ms,
         elapsed_ms=completion.latency_ms,
-        backend=f"{completion.backend}: {completion.model}", logprobs=completion.logprobs,
+        backend=f"{completion.backend}: {completion.model}", logprobs=completion.logprobs, cut=completion.cut,
     )
     return ModelReply(text, (call, *attention))
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import engine.files
-from engine.errors import PackError
+from engine.errors import DiskFull, PackError
 from engine.knowledge.loader import load_pack
 from engine.knowledge.records import Rule
 from engine.rules.store import is_bundled, merge_rules, save_rules, save_rules_as_copy
@@ -85,10 +85,21 @@ def test_a_failure_mid_write_leaves_the_original_rules_file_untouched(pack_dir, 
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(engine.files.os, "fsync", disk_full)  # the bytes are written, not yet on disk
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(DiskFull, match=f"{pack_dir.name}: out of disk space"):  # named, not an OSError traceback
         save_rules(pack_dir, [BORN_CITIZEN])
     assert (pack_dir / "rules.jsonl").read_bytes() == before
     assert sorted(p.name for p in pack_dir.iterdir()) == sorted(p.name for p in MINI_PACK.iterdir())
+
+
+def test_save_as_copy_refuses_a_source_whose_files_link_out_of_it(pack_dir, tmp_path):
+    """Issue 26: a pack file linking out of the pack folder was read and copied into the new pack."""
+    secret = tmp_path / "secret.jsonl"
+    (pack_dir / "documents.jsonl").rename(secret)
+    (pack_dir / "documents.jsonl").symlink_to(secret)
+    packs = tmp_path / "packs"
+    with pytest.raises(PackError, match=r"^documents\.jsonl: a symbolic link to .*secret\.jsonl, outside the pack"):
+        save_rules_as_copy(pack_dir, packs, "mini-mined", [], [BORN_CITIZEN])
+    assert not (packs / "mini-mined").exists()
 
 
 def test_a_rule_the_loader_rejects_is_reported_and_nothing_is_replaced(pack_dir):

@@ -45,3 +45,22 @@ def test_filled_segments_are_looked_for_only_inside_their_own_value():
     assert prompt == "Example: Beta is a river.\nInput: [2] Beta is a river.\nQuestion: Why?"
     assert [(s.label, s.start) for s in segments] == [("doc 2", prompt.index("[2]") + 4),
                                                       ("question", prompt.index("Why?"))]
+
+
+def test_a_reply_the_backend_cut_short_says_so_on_its_call_step():
+    """Issue 26: the backend's bound (time, tokens, bytes) reaches the trace: the user sees why a reply ends."""
+    from dataclasses import replace
+
+    from engine.llm.chat import GenerationSettings, Message
+    from engine.tools.llm_call import call_model
+    from fake_chat import ScriptedChat
+
+    class CutChat(ScriptedChat):
+        def complete(self, messages, settings=GenerationSettings()):
+            return replace(super().complete(messages, settings), cut="reply cut after 60 s (the backend's timeout)")
+
+    asked = (Message("user", "Where?"),)
+    reply = call_model(CutChat(lambda _p: "Paris is"), asked, GenerationSettings(), role="reader")
+    assert reply.text == "Paris is" and reply.steps[0].cut == "reply cut after 60 s (the backend's timeout)"
+    whole = call_model(ScriptedChat(lambda _p: "Paris"), asked, GenerationSettings(), role="reader")
+    assert whole.steps[0].cut == ""
