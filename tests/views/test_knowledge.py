@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from components.safe import WORD_JOINER
+
 PAGE = "views/knowledge.py"
 
 
@@ -22,8 +24,8 @@ def _open_tab(at: AppTest, tab: str) -> AppTest:
 
 
 def _plain(markdown: str) -> str:
-    """Page text with md_text's backslash escapes removed, to compare with what a user reads."""
-    return re.sub(r"\\(.)", r"\1", markdown)
+    """Page text as a user reads it: md_text's backslash escapes and invisible word joiners removed."""
+    return re.sub(r"\\(.)", r"\1", markdown).replace(WORD_JOINER, "")
 
 
 def test_the_overview_counts_every_part_of_each_pack(knowledge, mini_pack):

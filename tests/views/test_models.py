@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from components.safe import WORD_JOINER
 from fake_chat_server import Reply, closed_port, serving
 
 PAGE = "views/models.py"
@@ -28,8 +29,8 @@ def models(open_app, settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppT
 
 
 def _plain(markdown: str) -> str:
-    """Page text with md_text's backslash escapes removed, to compare with what a user reads."""
-    return re.sub(r"\\(.)", r"\1", markdown)
+    """Page text as a user reads it: md_text's backslash escapes and invisible word joiners removed."""
+    return re.sub(r"\\(.)", r"\1", markdown).replace(WORD_JOINER, "")
 
 
 def _configs(at: AppTest) -> dict:
