@@ -95,7 +95,7 @@ def _stream(run: Run) -> None:
 
 
 def _params_line(params: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in params.items()) or "the method's defaults"
+    return ", ".join(f"{k}={v}" for k, v in params.items() if v is not None) or "the method's defaults"
 
 
 def _stop_previous(run: Run | None) -> None:

@@ -17,7 +17,7 @@ def test_method_info_carries_the_registry_labels_and_the_params_schema():
     assert info.id == "vanilla" and info.label and info.description
     assert "k" in {spec.name for spec in info.params}
     assert "min_confidence" not in {spec.name for spec in info.params}  # the run's, in POLICY_PARAMS
-    assert [spec.name for spec in runs.POLICY_PARAMS] == ["min_confidence"]
+    assert [spec.name for spec in runs.POLICY_PARAMS] == ["min_confidence", "timeout_s"]
     assert runs.label("not-a-method") == "not-a-method"  # a saved run of a plugin this process lacks
     with pytest.raises(RagscopeError, match="unknown method .not-a-method.; known: .*vanilla"):
         runs.method_info("not-a-method")
@@ -58,8 +58,10 @@ def _traced(params: dict, policy: AnswerPolicy | None) -> Trace:
 
 
 def test_recorded_settings_join_params_and_policy_also_for_a_trace_saved_before_the_policy():
-    assert runs.recorded_settings(_traced({"k": 3}, AnswerPolicy(0.2))) == {"k": 3, "min_confidence": 0.2}
-    assert runs.recorded_settings(_traced({"k": 3, "min_confidence": 0.1}, None)) == {"k": 3, "min_confidence": 0.1}
+    assert runs.recorded_settings(_traced({"k": 3}, AnswerPolicy(0.2))) == {"k": 3, "min_confidence": 0.2,
+                                                                             "timeout_s": None}
+    assert runs.recorded_settings(_traced({"k": 3, "min_confidence": 0.1}, None)) == {"k": 3, "min_confidence": 0.1,
+                                                                                     "timeout_s": None}
 
 
 def test_a_replayed_file_that_is_not_a_trace_names_the_file():

@@ -125,7 +125,8 @@ def test_a_parameter_set_in_a_methods_expander_reaches_only_that_methods_run(com
     assert traces["vanilla"].policy.min_confidence == 0.0  # the run's answer policy, from the same expander
     assert traces["rulerag"].params["k"] == 10  # its own default, untouched
     assert _summary(at).loc["vanilla", "evidence"] == 2
-    assert {"k": 2, "retriever": "hybrid", "min_confidence": 0.0} in [json.loads(j.value) for j in at.json]
+    shown = [json.loads(j.value) for j in at.json]
+    assert {"k": 2, "retriever": "hybrid", "min_confidence": 0.0, "timeout_s": None} in shown
 
 
 def test_open_in_explore_selects_that_method_and_opens_its_trace(compare):
