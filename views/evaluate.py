@@ -26,6 +26,8 @@ PERCENT, SCORE = st.column_config.NumberColumn(format="percent"), st.column_conf
 BASELINE = "vanilla"
 QUESTION_COLUMNS = ["method", "question_id", "type", "question", "gold", "answer", "outcome", "confidence", "em",
                     "f1", "acc", "recall_5", "evidence_len", "latency_ms", "llm_calls", "tokens", "backend_failure"]
+# the answer policy's own words for its time limit, so the box here and Explore's say the same
+TIMEOUT_HELP = next(spec.help for spec in runs.POLICY_PARAMS if spec.name == "timeout_s")
 POLL_SECONDS = 0.25  # how often the progress bar follows the background evaluation
 
 workbench = ui_state.current_workbench()
@@ -42,8 +44,9 @@ def _workbench_for(plan: JournalPlan) -> runs.Workbench:
     return ui_state.workbench(plan.pack_path, plan.backend, plan.options)
 
 
-def _start(methods: list[str], questions: list[Question]) -> None:
-    ui_state.link_evaluation(service.begin(evaluations.plan_evaluation(workbench, methods, questions), workbench).id)
+def _start(methods: list[str], questions: list[Question], timeout_s: float | None) -> None:
+    plan = evaluations.plan_evaluation(workbench, methods, questions, evaluations.time_limited(methods, timeout_s))
+    ui_state.link_evaluation(service.begin(plan, workbench).id)
 
 
 def _resume(job: EvaluationJob) -> None:
@@ -230,18 +233,21 @@ else:
         tuple(ids), tuple(present), len(pack.questions))
     methods = st.multiselect("Methods", ids, default=list(shown.methods), key="evaluate.methods",
                              format_func=runs.label, disabled=running)
-    type_col, limit_col = st.columns([3, 1])
+    type_col, limit_col, timeout_col = st.columns([3, 1, 1])
     types = type_col.multiselect("Question types", present, default=list(shown.types), key="evaluate.types",
                                  disabled=running)
     limit = limit_col.number_input("At most this many questions", min_value=1, max_value=len(pack.questions),
                                    value=shown.limit, key="evaluate.limit", disabled=running,
                                    help="Taken in turn from each chosen type, so a short run covers every type.")
+    timeout_s = timeout_col.number_input("Time limit per run (s)", value=shown.timeout_s, min_value=0.1,
+                                         max_value=86400.0, key="evaluate.timeout_s", disabled=running,
+                                         placeholder="no limit", help=TIMEOUT_HELP)
     chosen = evaluations.pick_questions(pack.questions, types, int(limit))
     st.caption(f"{_count(len(chosen), 'question')} × {_count(len(methods), 'method')} = "
                f"{_count(len(chosen) * len(methods), 'run')}")
     run_col, stop_col, resume_col, _ = st.columns([1, 1, 1, 5])
     run_col.button("Run", type="primary", key="evaluate.run", width="stretch", disabled=running or not chosen
-                   or not methods, on_click=_start, args=(methods, chosen))
+                   or not methods, on_click=_start, args=(methods, chosen, timeout_s))
     # Drawn before the progress bar below, so it can be clicked while questions are being asked.
     stop_col.button("Stop", key="evaluate.stop", width="stretch", disabled=not running,
                     on_click=job.stop if job is not None else None)

@@ -30,7 +30,7 @@ from engine.trace import Trace
 
 # Re-exported so the Evaluate page needs no module of engine.evaluation or engine.knowledge itself.
 __all__ = ["OVERALL", "EvaluationJob", "Evaluations", "Filters", "JournalPlan", "JournalSummary", "Question",
-           "asked_filters", "method_params",
+           "asked_filters", "method_params", "time_limited",
            "metric_rows", "pick_questions", "plan_evaluation", "question_types", "shared"]
 
 log = logging.getLogger(__name__)
@@ -92,11 +92,12 @@ def question_types(pack: Pack) -> list[str]:
 
 @dataclass(frozen=True)
 class Filters:
-    """The Evaluate form's choices: methods, question types, at most this many questions."""
+    """The Evaluate form's choices: methods, question types, at most this many questions, each run's time limit."""
 
     methods: tuple[str, ...]
     types: tuple[str, ...]
     limit: int
+    timeout_s: float | None = None
 
 
 def asked_filters(job: EvaluationJob, pack: Pack) -> Filters:
@@ -104,7 +105,15 @@ def asked_filters(job: EvaluationJob, pack: Pack) -> Filters:
     its disabled form with them (Streamlit forgets a form's values once the user visited another page)."""
     question_ids = {question_id for question_id, _ in job.plan.steps}
     types = {q.type for q in pack.questions if q.id in question_ids}
-    return Filters(tuple(job.methods), tuple(t for t in question_types(pack) if t in types), len(question_ids))
+    timeout_s = next((value for _, name, value in job.plan.params if name == "timeout_s"), None)
+    return Filters(tuple(job.methods), tuple(t for t in question_types(pack) if t in types), len(question_ids),
+                   timeout_s)
+
+
+def time_limited(methods: Sequence[str], timeout_s: float | None) -> Params:
+    """Every method's params with the run's time limit (the answer policy's `timeout_s`, as `eval --timeout`
+    sets it), or none when there is no limit: a plan without it equals one planned before the field existed."""
+    return {method: {"timeout_s": float(timeout_s)} for method in methods} if timeout_s else {}
 
 
 class EvaluationJob:

@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import ui_state
+from engine.app import evaluations
 from engine.app.evaluations import EvaluationJob, Evaluations, shared
 from engine.evaluation.journal import Journal, new_journal_id
 from engine.methods.base import METHODS, method_ids
@@ -122,6 +123,21 @@ def test_filters_choose_the_questions_that_are_asked(evaluate):
     at = at.button(key="evaluate.run").click().run()
     rows = _table(at, "question_id")
     assert set(rows["question_id"]) == {"mq1"} and set(rows["type"]) == {"factoid"}
+
+
+def test_a_time_limit_set_on_the_page_reaches_every_run_and_its_trace(evaluate, mini_pack):
+    """Issue 26: the page's time-limit box is `eval --timeout`: every method's runs carry it in their policy, and a
+    finished evaluation shows the box with the limit it was planned with."""
+    assert evaluate.number_input(key="evaluate.timeout_s").value is None  # no limit unless asked
+    evaluate.multiselect(key="evaluate.methods").set_value(["vanilla", "rulerag"])
+    evaluate.number_input(key="evaluate.limit").set_value(1)
+    evaluate.number_input(key="evaluate.timeout_s").set_value(45.0)
+    at = evaluate.run().button(key="evaluate.run").click().run()
+    assert not at.exception
+    job = _job(at)
+    assert sorted(job.plan.params) == [("rulerag", "timeout_s", 45.0), ("vanilla", "timeout_s", 45.0)]
+    assert {trace.policy.timeout_s for trace in job.traces} == {45.0}
+    assert evaluations.asked_filters(job, mini_pack).timeout_s == 45.0
 
 
 def test_a_stopped_run_keeps_and_shows_the_results_so_far(evaluated):
