@@ -220,7 +220,7 @@ def _past(journals: list[JournalSummary], job: EvaluationJob | None) -> None:
 
 st.header("Evaluate")
 st.caption(f"Methods × the questions of **{md_text(pack.info.title or pack.info.name)}**, each method with its "
-           "default parameters.")
+           "default parameters (and the time limit per run, when you set one).")
 job = _current()
 running = job is not None and job.running
 if not pack.questions:
