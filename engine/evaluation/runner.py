@@ -66,6 +66,9 @@ class QuestionResult:
     # why the answer rests on a failed backend (metrics.backend_failure's message); "" when it does not. Such a
     # run stays in every mean, scored as a miss whatever it answered: see `score_trace`
     backend_failure: str = ""
+    # how many of the run's calls to a model server, vector store or other outside service failed (a tool that fell
+    # back after a failed model call goes on and may fail again); 0 in journals written before issue 26
+    failed_calls: int = 0
 
 
 # A run whose backend failed measures the outage, not the method: no credit, not a hallucination of the method's.
@@ -94,6 +97,7 @@ def score_trace(trace: Trace, question: Question) -> QuestionResult:
         rounds=len({s.iteration for s in trace.steps if isinstance(s, RetrievalStep)}),
         graph_triples=sum(len(s.added_edges) for s in trace.steps if isinstance(s, GraphDeltaStep)),
         confidence=confidence, guess_correct=guessed, backend_failure=failure.message if failure else "",
+        failed_calls=sum(isinstance(s, ErrorStep) and s.backend_failure for s in trace.steps),
     )
 
 
@@ -118,6 +122,7 @@ def aggregate(results: Sequence[QuestionResult]) -> dict[str, Any]:
         "n": n,
         "failed_runs": failed,
         "failed_share": round(failed / n, 4),
+        "failed_calls": sum(r.failed_calls for r in results),
         "em": mean([r.em for r in results]),
         "f1": mean([r.f1 for r in results]),
         "acc": mean([r.acc for r in results]),

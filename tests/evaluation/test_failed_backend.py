@@ -60,6 +60,14 @@ def test_failed_runs_stay_in_every_mean_and_are_counted_beside_per_method_and_ty
     assert failure_summary(results[1:]) == ""
 
 
+def test_every_failed_call_is_counted_not_only_the_run_a_fallback_carried_on_through():
+    twice = traced(FELL_BACK, FELL_BACK, ORDINARY, AnswerStep(text="I don't know", refused=True))
+    results = [score_trace(twice, QUESTION), score_trace(traced(FELL_BACK, AnswerStep(text="1906")), QUESTION),
+               score_trace(traced(ORDINARY, AnswerStep(text="1906")), QUESTION)]
+    assert [r.failed_calls for r in results] == [2, 1, 0]
+    assert (aggregate(results)["failed_runs"], aggregate(results)["failed_calls"]) == (2, 3)
+
+
 def test_the_table_has_a_failed_column_and_a_report_written_before_it_shows_a_dash():
     now = {"vanilla": {"overall": {"n": 2, "failed_runs": 1, "em": 0.5}, "by_type": {}}}
     before = {"vanilla": {"overall": {"n": 2, "em": 0.5}, "by_type": {"factoid": {"n": 2, "em": 0.5}}}}
