@@ -81,8 +81,8 @@ def _run(args: argparse.Namespace) -> int:
                 bar.update()
 
             results, traces = job.run(bench, workers=args.workers, progress=progress)
-        if args.judge:
-            results = _judged(bench, results)
+        judged = _judged(bench, results) if args.judge else None
+        results = judged.results if judged else results
         if out:
             with staged(out) as folder:
                 report = runner.write_report(folder, results, traces)
@@ -102,8 +102,11 @@ def _run(args: argparse.Namespace) -> int:
     if failures:
         print(f"\nerror: {failures}\nThose runs stay in every metric, each scored as a miss (EM 0), and are counted "
               "in the 'failed' column; fix the backend and evaluate again.", file=sys.stderr)
-        return BACKEND_FAILED
-    return 0
+    if judged and judged.failures:
+        print(f"\nerror: {len(judged.failures)} of {judged.asked} judge calls failed; those answers keep their "
+              f"rule-matching grade (first: {judged.failures[0]}); fix the judge's backend and evaluate again.",
+              file=sys.stderr)
+    return BACKEND_FAILED if failures or (judged and judged.failures) else 0
 
 
 def _methods(text: str) -> list[str]:

@@ -140,3 +140,25 @@ def test_eval_with_a_model_that_cannot_open_exits_2_before_asking_anything(ragsc
     assert main(["eval", "--pack", str(MINI_PACK), "--backend", "hf", "--out", str(tmp_path / "eval")]) == 2
     assert "the hf backend needs 'model'" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []  # no journal to --resume, no report
+
+
+class _JudgeDown:
+    """Answers the method's reader (wrongly, so the answer goes to the judge) and fails every judge call."""
+
+    def reply(self, body: dict | None) -> Reply:
+        if body is None:
+            return Reply(body={"object": "list", "data": [{"id": MODEL}]})
+        if "Ground truth" in json.dumps(body["messages"]):
+            return Reply(status=500, body={"error": {"message": "judge crashed"}})
+        return Reply(body=completion("Answer: Atlantis\nEvidence: 1", {"prompt_tokens": 50, "completion_tokens": 5}))
+
+
+def test_eval_with_a_judge_whose_calls_fail_says_so_and_exits_3(ragscope_home, tmp_path, capsys):
+    """A judge that is down left every answer with its rule grade and eval exited 0, as if it had judged."""
+    with serving() as server:
+        server.answerer = _JudgeDown()
+        assert main([*served(server.url, "eval", "--limit", "1", "--judge"), "--out", str(tmp_path / "e")]) == 3
+    err = capsys.readouterr().err
+    said = "error: 1 of 1 judge calls failed; those answers keep their rule-matching grade (first: judge model failed:"
+    assert said in err and "judge crashed" in err
+    assert metrics(tmp_path / "e")["vanilla"]["overall"]["failed_runs"] == 0  # the runs themselves worked

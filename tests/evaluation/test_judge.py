@@ -33,14 +33,17 @@ def test_only_hallucinated_answers_are_sent_and_upgraded() -> None:
     chat = fixed("correct")
     judged = LlmJudge(chat).rejudge([result("hallucinated", "the Peace Prize"), result("missing", "I don't know"),
                                      result("correct", "Nobel Peace Prize")], QUESTIONS)
-    assert [r.outcome for r in judged] == ["correct", "missing", "correct"] and judged[0].acc == 1.0
+    assert [r.outcome for r in judged.results] == ["correct", "missing", "correct"] and judged.results[0].acc == 1.0
+    assert (judged.asked, judged.failures) == (1, ())
     assert len(chat.sent) == 1 and "Ground truth: Nobel Peace Prize" in chat.sent[0]
 
 
-def test_a_failing_or_unsure_judge_changes_nothing() -> None:
-    rows = [result("hallucinated", "Physics")]
-    assert LlmJudge(FailingChat(BackendError("down"))).rejudge(rows, QUESTIONS) == rows
-    assert LlmJudge(fixed("hmm")).rejudge(rows, QUESTIONS) == rows
+def test_a_failing_or_unsure_judge_changes_nothing_and_a_failing_one_is_counted() -> None:
+    rows = [result("hallucinated", "Physics"), result("hallucinated", "Chemistry")]
+    down = LlmJudge(FailingChat(BackendError("down"))).rejudge(rows, QUESTIONS)
+    assert down.results == rows and down.asked == 2 and len(down.failures) == 2 and "down" in down.failures[0]
+    unsure = LlmJudge(fixed("hmm")).rejudge(rows, QUESTIONS)
+    assert unsure.results == rows and unsure.failures == ()
 
 
 def test_the_cli_refuses_a_judge_without_a_language_model(capsys) -> None:
