@@ -75,3 +75,7 @@ class DiskFull(RagscopeError):
 class RunStoreError(RagscopeError):
     """The run store could not be read or written: another process held it past the time bound, the disk
     is full, the file is read-only or damaged. The message names the store and what to do."""
+
+
+class EvaluationBusy(RagscopeError):
+    """Another process (a second app server on the same home) is asking this evaluation now: one writer per journal."""

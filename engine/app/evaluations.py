@@ -18,13 +18,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from engine.errors import RagscopeError
+from engine.errors import EvaluationBusy, RagscopeError
 from engine.evaluation import runner
 from engine.evaluation.calibration import Reliability, reliability_by_method
 from engine.evaluation.compare import OVERALL, metric_rows, pick_questions, results_csv
 from engine.evaluation.journal import Journal, JournalPlan, JournalSummary, list_journals, new_journal_id
 from engine.evaluation.runner import Progress, QuestionResult
 from engine.knowledge.records import QUESTION_TYPES, Pack, Question
+from engine.locking import HeldLock, hold
 from engine.runner import Workbench
 from engine.trace import Trace
 
@@ -131,6 +132,7 @@ class EvaluationJob:
         self._answered = list(done)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._writer: HeldLock | None = None  # held while this process asks it (`_claim`)
         self._error = ""
 
     @classmethod
@@ -263,10 +265,11 @@ class EvaluationJob:
 
     def start(self, workbench: Workbench, *, workers: int = 1) -> EvaluationJob:
         """`run` in a background thread (the index prepared first); returns at once. A failure is kept in
-        `error` and leaves the job stopped, resumable."""
+        `error` and leaves the job stopped, resumable. RagscopeError when another process is asking it."""
         with self._lock:
             if self._thread is not None and self._thread.is_alive():
                 return self
+            self._writer = self._claim()
             self._error = ""
             self._stop.clear()
             self._thread = threading.Thread(target=self._run_in_background, args=(workbench, workers),
@@ -292,6 +295,17 @@ class EvaluationJob:
         self._error = reason
         self._plan = replace(self._plan, stopped=True)
 
+    def _claim(self) -> HeldLock | None:
+        """The lock that keeps a second process (another app server on this home) from asking this evaluation
+        while this one does (issue 26): the app reopens an interrupted evaluation by itself, and without it both
+        servers would append to one journal. Held while the background run lasts; the kernel drops it with us."""
+        if self.journal is None or self.journal.writer is not None:  # in memory, or `eval --out`'s own lock
+            return None
+        folder = self.journal.folder
+        return hold(folder.parent / f".{folder.name}.lock", lambda pid: EvaluationBusy(
+            f"evaluation {self.id} is being asked by another ragscope process{f' (pid {pid})' if pid else ''} on "
+            "this home; its answers appear here once it ends: reload then"))
+
     def _run_in_background(self, workbench: Workbench, workers: int) -> None:
         try:
             workbench.retrieval.ensure_index()
@@ -300,6 +314,8 @@ class EvaluationJob:
             log.exception("evaluation %s failed", self.id)
             self._error = str(exc) or type(exc).__name__
             self._save_stopped(True)
+        finally:
+            self._writer = None  # let go: a stopped evaluation may go on in another process
 
     def _params(self) -> Params:
         params: Params = {method: {} for method in self.methods}
@@ -355,10 +371,15 @@ class Evaluations:
         try:
             workbench = workbench_for(job.plan)
             job.check(job.replanned(workbench), REFUSED_HINT)
+            return job.start(workbench)
+        except EvaluationBusy as exc:  # shown now, not kept: once the other process ends, a reload goes on with it
+            job.refuse(str(exc))
+            with self._lock:
+                self._open.pop(job.id, None)
+            return job
         except RagscopeError as exc:
             job.refuse(str(exc))
             return job
-        return job.start(workbench)
 
     def past(self) -> list[JournalSummary]:
         """The evaluations kept on disk, last written first."""

@@ -141,3 +141,44 @@ def test_the_form_of_a_running_evaluation_shows_the_choices_that_planned_it(mini
     shown = asked_filters(job, mini_pack)
     assert shown.methods == ("rulerag", "vanilla") and shown.limit == len(chosen)
     assert pick_questions(mini_pack.questions, shown.types, shown.limit) == chosen
+
+
+# Another app server on the same home asking evaluation argv[2] under argv[1]: it holds the evaluation's lock as
+# EvaluationJob.start does, till stdin closes.
+OTHER_SERVER = """
+import sys
+from pathlib import Path
+from engine.locking import hold
+held = hold(Path(sys.argv[1]) / f".{sys.argv[2]}.lock", RuntimeError)
+print("asking", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_an_evaluation_another_process_is_asking_is_not_asked_here_too(tmp_path, mini_workbench, plan, slow):
+    """Issue 26: the app goes on with an interrupted evaluation by itself when its link is opened; with two app
+    servers on one home, the second would append to the journal the first is writing. It says who asks it."""
+    import os
+    import subprocess
+    import sys
+
+    from paths import ROOT
+
+    journal = Journal(tmp_path, new_journal_id())
+    EvaluationJob.begin(plan, journal)  # on disk, neither stopped nor finished: what an interrupted one looks like
+    other = subprocess.Popen([sys.executable, "-c", OTHER_SERVER, str(tmp_path), journal.id], cwd=ROOT, text=True,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert other.stdout.readline() == "asking\n"
+        service = Evaluations(tmp_path)
+        job = service.open(journal.id, lambda saved: mini_workbench)
+        assert not job.running and not slow.is_set() and job.done == 0
+        assert job.error == (f"evaluation {journal.id} is being asked by another ragscope process (pid {other.pid}) on "
+                             "this home; its answers appear here once it ends: reload then")
+        assert not EvaluationJob.read(journal).stopped  # nothing written: the other process's journal as it was
+    finally:
+        other.stdin.close()
+        other.wait(timeout=30)
+    job = service.open(journal.id, lambda saved: mini_workbench)  # the other one ended: a reload goes on with it
+    assert job.wait(60) and job.finished and job.error == ""
+    assert not (tmp_path / f".{journal.id}.lock").exists()  # let go once the run ended
