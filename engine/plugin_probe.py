@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn, TextIO
 
+from engine.settings import env_seconds
+
 TIMEOUT_ENV = "RAGSCOPE_PLUGIN_IMPORT_TIMEOUT_S"
 DEFAULT_TIMEOUT_S = 10.0
 START_TIMEOUT_S = 60.0  # the child's own start (Python, ragscope's built-ins) before the first candidate
@@ -76,15 +78,10 @@ _VERDICTS: dict[tuple[str, Candidate, tuple], str | None] = {}
 
 def import_timeout() -> float:
     """RAGSCOPE_PLUGIN_IMPORT_TIMEOUT_S seconds; the default when unset or not a positive number (logged)."""
-    text = os.environ.get(TIMEOUT_ENV, "").strip()
-    if not text:
-        return DEFAULT_TIMEOUT_S
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = -1.0
-    if not 0 < seconds < float("inf"):
-        log.warning("%s=%r is not a positive number of seconds; using %g", TIMEOUT_ENV, text, DEFAULT_TIMEOUT_S)
+    text, seconds = env_seconds(TIMEOUT_ENV)
+    if seconds is None:
+        if text:
+            log.warning("%s=%r is not a positive number of seconds; using %g", TIMEOUT_ENV, text, DEFAULT_TIMEOUT_S)
         return DEFAULT_TIMEOUT_S
     return seconds
 

@@ -10,6 +10,17 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 DEMO_PACK = REPO_ROOT / "assets" / "packs" / "demo"
 
 
+def env_seconds(name: str) -> tuple[str, float | None]:
+    """The variable's text and its value as a number of seconds, None when it is not a finite number above 0
+    (each caller says what a bad one means where it reads it: a warning, or an error naming the variable)."""
+    text = os.environ.get(name, "").strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        return text, None
+    return text, seconds if 0 < seconds < float("inf") else None
+
+
 def _default_home() -> Path:
     return Path(os.environ.get("RAGSCOPE_HOME", Path.home() / ".ragscope")).expanduser()
 

@@ -8,8 +8,6 @@ and hashes a sync holds one batch of vectors, whatever the corpus size.
 from __future__ import annotations
 
 import hashlib
-import math
-import os
 import re
 import threading
 import time
@@ -27,6 +25,7 @@ from engine.disk import exception_chain, raising_disk_full
 from engine.errors import BackendError, RagscopeError
 from engine.knowledge.chunking import Chunk
 from engine.retrieval.embedder import Embedder
+from engine.settings import env_seconds
 from engine.urls import http_url
 
 Progress = Callable[[int, int], None]  # (chunks embedded so far, chunks to embed); (0, n) first when there is work
@@ -55,17 +54,13 @@ def chroma_client(index_dir: Path, url: str = "") -> Any:
 
 def chroma_timeout_s() -> float:
     """Seconds one request to a Chroma server may wait for it: RAGSCOPE_CHROMA_TIMEOUT_S, default 30."""
-    text = os.environ.get(TIMEOUT_VARIABLE, "").strip()
+    text, seconds = env_seconds(TIMEOUT_VARIABLE)
     if not text:
         return DEFAULT_TIMEOUT_S
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0 < value < math.inf:
+    if seconds is None:
         raise BackendError(f"{TIMEOUT_VARIABLE}={text!r} is not a number of seconds above 0; "
                            f"e.g. {DEFAULT_TIMEOUT_S:g}, or unset it")
-    return value
+    return seconds
 
 
 def _open_local(index_dir: Path) -> Any:
