@@ -77,7 +77,8 @@ def _rows(spec: str) -> tuple[list[dict], list[dict]]:
     return [r for r in rows if r["question_id"] in even], [r for r in rows if r["question_id"] not in even]
 
 
-def _probability(model: CalibrationModel, row: dict) -> float:
+def probability(model: CalibrationModel, row: dict) -> float:
+    """The calibrated confidence `model` gives a row's answer, as engine.calibration.settle computes it."""
     return model.probability(row["question"], row["answer"], row["raw"], row["evidence"], row.get("facts", ()),
                              _derived(row))
 
@@ -128,7 +129,7 @@ def method_figures(model: CalibrationModel, rows: Sequence[dict]) -> list[Figure
     for method in sorted({r["method"] for r in rows}):
         mine = [r for r in rows if r["method"] == method]
         answered = [r for r in mine if not r["refused"]]  # the method's own refusals name no guess
-        probs = [_probability(model, r) for r in answered]
+        probs = [probability(model, r) for r in answered]
         kept = [r for r, p in zip(answered, probs) if p >= THRESHOLD]
         scored = [SimpleNamespace(refused=p < THRESHOLD, confidence=p, outcome="correct" if r["right"] else "x")
                   for r, p in zip(answered, probs)]
@@ -182,14 +183,15 @@ def _succession(rows: Sequence[dict]) -> float:
     return round((sum(pairs.values()) + 1) / (len(pairs) + 2), 4)
 
 
-def fit(specs: Sequence[str], tests: Sequence[str], out: Path | None) -> None:
+def fit_model(groups: Sequence[Sequence[dict]]) -> tuple[CalibrationModel, float]:
+    """(the model, its C) fitted on the answered rows of `groups`, one group per rows file: C by leaving one
+    group out (_regularisation), the weights on every group's answered rows, the two rules' bounds from them."""
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
-    parts = {spec: _rows(spec) for spec in specs}
-    answered = {spec: [r for r in fitted if not r["refused"]] for spec, (fitted, _) in parts.items()}
-    train = [r for rows in answered.values() for r in rows]
-    strength = _regularisation(list(answered.values()))
+    answered = [[r for r in rows if not r["refused"]] for rows in groups]
+    train = [r for rows in answered for r in rows]
+    strength = _regularisation(answered)
     regression = LogisticRegression(C=strength, max_iter=3000).fit(
         np.asarray([_features(r) for r in train]), np.asarray([float(r["right"]) for r in train]))
     model = CalibrationModel(weights=dict(zip(FEATURES, (round(float(w), 4) for w in regression.coef_[0]))),
@@ -197,6 +199,13 @@ def fit(specs: Sequence[str], tests: Sequence[str], out: Path | None) -> None:
                              plain_floor=_succession([r for r in train
                                                       if statement(r["question"], r["answer"], r["evidence"]).plain]),
                              unsupported_ceiling=_succession([r for r in train if not _supported(r)]))
+    return model, strength
+
+
+def fit(specs: Sequence[str], tests: Sequence[str], out: Path | None) -> None:
+    parts = {spec: _rows(spec) for spec in specs}
+    model, strength = fit_model([fitted for fitted, _ in parts.values()])
+    train = [r for fitted, _ in parts.values() for r in fitted if not r["refused"]]
     print(f"C = {strength} (leave one rows file out); plain statements at least {model.plain_floor}, "
           f"unsupported answers at most {model.unsupported_ceiling}")
     report: dict[str, str] = {}
