@@ -45,6 +45,7 @@ TARGETS = {"rulerag": ("rule",), "tog2": ("multi_hop",), "ras": ("multi_hop",),
            "hybrid": ("numeric", "comparison", "set", "false_premise"), "r2ag": ("factoid", "multi_hop")}
 
 sys.path.insert(0, str(ROOT))
+import scripts.fit_calibration as fitting  # noqa: E402
 from bench.llm_quality import pack_folder  # noqa: E402
 from engine.evaluation.metrics import auroc, normalize  # noqa: E402
 from engine.params import DEFAULT_MIN_CONFIDENCE  # noqa: E402
@@ -65,7 +66,7 @@ def code_version() -> str:
 
     tree = git("rev-parse", "HEAD:engine").strip()
     dirty = git("diff", "HEAD", "--", "engine") + git("ls-files", "--others", "--exclude-standard", "--", "engine")
-    return hashlib.sha256(f"{tree}\n{dirty}\n{inspect.getsource(collect)}".encode()).hexdigest()[:16]
+    return hashlib.sha256(f"{tree}\n{dirty}\n{inspect.getsource(fitting.collect)}".encode()).hexdigest()[:16]
 
 
 def pack_fingerprint(folder: Path) -> str:
