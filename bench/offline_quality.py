@@ -216,7 +216,8 @@ def measure(packs: dict[str, Path], methods: Sequence[str], *, lopo: bool = True
     held = leave_one_pack_out(rows, types) if lopo else {}
     report: dict = {"methods": list(methods), "policies": list(POLICIES), "targets": TARGETS, "packs": {}}
     for name in packs:
-        entry: dict = {"questions": len(types[name]), "methods": {}}
+        entry: dict = {"folder": str(packs[name]), "fingerprint": pack_fingerprint(packs[name]),
+                       "questions": len(types[name]), "methods": {}}
         for method in methods:
             mine = [r for r in scored[name] if r.method == method]
             entry["methods"][method] = {
