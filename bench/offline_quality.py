@@ -264,12 +264,15 @@ def _f(value: float | None, sign: bool = False) -> str:
     return "—" if value is None else f"{value:+.2f}" if sign else f"{value:.2f}"
 
 
+COLUMNS = ("method", *(f"{name} @{t:g}" for t in POLICIES for name in ("EM", "coverage", "CRAG", "factoid cov.")),
+           "AUROC", "LOPO AUROC")
+
+
 def markdown(report: dict) -> str:
     lines = []
     for pack, entry in report["packs"].items():
         lines += [f"### {pack} ({entry['questions']} questions)", "",
-                  "| method | EM | coverage | CRAG | factoid cov. | EM @0 | coverage @0 | CRAG @0 | factoid cov. @0 "
-                  "| AUROC | LOPO AUROC |", "|" + "---|" * 11]
+                  "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
         for method, m in entry["methods"].items():
             at = m["policies"]
             cells = [f"{_f(p['em'])} | {_f(p['coverage'])} | {_f(p['crag'], True)} | {_f(p['factoid_coverage'])}"
