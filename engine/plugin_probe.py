@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import ClassVar, NoReturn, TextIO
 
 from engine.settings import env_seconds
 
@@ -48,6 +48,23 @@ class Candidate:
     kind: str
     target: str
     name: str = ""
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    """A user's code left out (a method plugin, a retriever): where it is, and why; `what` names the kind."""
+
+    source: str
+    message: str
+    what: ClassVar[str] = "Plugin"
+
+    def __str__(self) -> str:
+        return f"{self.what} {self.source} was not loaded: {self.message}"
+
+
+def exception_text(exc: BaseException) -> str:
+    """`Type: message`, or the type alone for one raised bare (`raise KeyboardInterrupt`)."""
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 Check = Callable[[Candidate], "str | None"]  # in the child: import the candidate; why it is unusable, or None

@@ -146,7 +146,6 @@ class Run:
         self._on_end: Callable[[Trace], None] | None = None
         self._start_lock = threading.Lock()
         self._steps_lock = threading.Lock()  # the worker appends steps; a watcher giving up on it ends them
-        self._abandoned = False  # the watcher gave up on a method stuck past the time limit
         self._streams = True  # model calls report their reply so far (live(), the app), not for plain iteration
 
     def stop(self) -> None:
@@ -237,7 +236,6 @@ class Run:
             if self._finished.is_set():
                 return ()
             self.ctx.cancel.set()
-            self._abandoned = True
             iteration = self.steps[-1].iteration if self.steps else 0
             ended = tuple(replace(step, elapsed_ms=round(self.ctx.deadline.elapsed() * 1000, 2))
                           for step in self._time_limit_steps(iteration, _STUCK))
@@ -272,7 +270,8 @@ class Run:
             for step in self._guarded():
                 stamped = replace(step, elapsed_ms=round((time.perf_counter() - started) * 1000, 2))
                 with self._steps_lock:
-                    if self._abandoned:  # a watcher ended the run without this method: what it says now is late
+                    # finished while the method still yields: a watcher gave up on it (`_abandon`), so this is late
+                    if self._finished.is_set():
                         return
                     self.steps.append(stamped)
                     self._latency_ms = stamped.elapsed_ms

@@ -27,7 +27,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 from engine.methods.base import METHODS
-from engine.plugin_probe import Candidate, probe
+from engine.plugin_probe import Candidate, LoadProblem, exception_text, probe
 from engine.settings import Settings
 
 ENTRY_POINT_GROUP = "ragscope.methods"
@@ -37,15 +37,10 @@ PROBE = f"{__name__}:probe_candidate"
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class PluginProblem:
+class PluginProblem(LoadProblem):
     """A plugin that was left out: where it is, and why (the exception, with its line in a plugin file)."""
 
-    source: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"Plugin {self.source} was not loaded: {self.message}"
+    what = "Plugin"
 
 
 @dataclass(frozen=True)
@@ -188,7 +183,7 @@ def _entry_points() -> Iterator[Candidate]:
 def _describe(exc: BaseException, origin: str | None) -> str:
     """`Type: message`, plus the plugin's line it came from: `(line n)` in a plugin file, `(method.py line n)`
     in a plugin folder (a SyntaxError names its own)."""
-    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__  # `raise KeyboardInterrupt`
+    text = exception_text(exc)
     frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
               if origin and (frame.filename == origin or frame.filename.startswith(f"{origin}/"))]
     if frames and not isinstance(exc, SyntaxError):

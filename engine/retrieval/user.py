@@ -39,7 +39,7 @@ from pydantic import ConfigDict
 from engine.cache import Registry
 from engine.errors import RagscopeError, RetrieverError, UnknownNameError
 from engine.knowledge.chunking import Chunk
-from engine.plugin_probe import Candidate, probe
+from engine.plugin_probe import Candidate, LoadProblem, exception_text, probe
 from engine.settings import Settings
 
 if TYPE_CHECKING:
@@ -86,15 +86,10 @@ class RetrieverInputs:
         return self.retrieval.retriever(name, k)
 
 
-@dataclass(frozen=True)
-class RetrieverProblem:
+class RetrieverProblem(LoadProblem):
     """A retriever left out of the choices: where it is, and why."""
 
-    source: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"Retriever {self.source} was not loaded: {self.message}"
+    what = "Retriever"
 
 
 @dataclass(frozen=True)
@@ -148,7 +143,7 @@ def load_from(folder: Path) -> UserRetrievers:
                 found.append(Found(name, source, _factory(candidate)))
             except (Exception, SystemExit) as exc:  # SystemExit: a file's sys.exit() must not end the app
                 log.debug("retriever %s was not loaded", source, exc_info=True)
-                problems.append(RetrieverProblem(source, _described(exc)))
+                problems.append(RetrieverProblem(source, exception_text(exc)))
     return UserRetrievers(tuple(found), tuple(problems))
 
 
@@ -157,7 +152,7 @@ def probe_candidate(candidate: Candidate) -> str | None:
     try:
         _factory(candidate)
     except BaseException as exc:  # noqa: BLE001 - the child's: a file's KeyboardInterrupt is its verdict
-        return _described(exc)
+        return exception_text(exc)
     return None
 
 
@@ -165,10 +160,6 @@ def _factory(candidate: Candidate) -> Factory:
     if candidate.kind == "entry":
         return _callable(EntryPoint(candidate.name, candidate.target, ENTRY_POINT_GROUP).load(), candidate.source)
     return _callable(_factory_in_file(Path(candidate.target)), candidate.source)
-
-
-def _described(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def resolve(name: str, settings: Settings | None = None) -> Found:
@@ -344,7 +335,7 @@ def probe_ref(candidate: Candidate) -> str | None:
     try:
         _ref_factory(candidate.target)
     except BaseException as exc:  # noqa: BLE001 - the child's: a module's KeyboardInterrupt is its verdict
-        return str(exc) if isinstance(exc, RetrieverError) else _described(exc)
+        return str(exc) if isinstance(exc, RetrieverError) else exception_text(exc)
     return None
 
 
