@@ -13,12 +13,17 @@ from engine.tools.base import IDK
 from engine.trace import ErrorStep, Trace
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
+_LIST_BREAK = re.compile(r"\s*[,;\n]\s*|\s+(?:and|&)\s+")  # 'A, B and C' → A | B | C
 _PUNCT = str.maketrans("", "", string.punctuation)
 RECALL_KS = (5, 10)
 
 
 def normalize(text: str) -> str:
-    """SQuAD normalisation: lower case, no punctuation, no articles, single spaces."""
+    """SQuAD normalisation: lower case, no punctuation, no articles, single spaces.
+
+    Kept as SQuAD defines it, so our EM compares with published figures, with its known quirk: answers that
+    differ only in punctuation are one answer — "C", "C++" and "C#" all normalise to "c", "U.S." and "US" to
+    "us". A pack whose answers differ that way is scored leniently by EM; read F1 and the answers themselves."""
     return " ".join(_ARTICLES.sub(" ", text.lower().translate(_PUNCT)).split())
 
 
@@ -48,19 +53,36 @@ class AnswerScores:
     outcome: str  # correct | missing | hallucinated (CRAG)
 
 
+def set_scores(answer: str, golds: Sequence[str]) -> tuple[float, float]:
+    """(set F1, recall) of a listed answer against a set question's gold items.
+
+    Recall is the share of gold items the answer names; precision the share of the answer's items (split at
+    commas, semicolons, 'and') that name a gold item or are part of one ('Marks' and 'Spencer' from
+    'Marks and Spencer'). Naming every item of the set and more is no longer a full answer."""
+    if not golds:
+        return 0.0, 0.0
+    recall = sum(contains(answer, g) for g in golds) / len(golds)
+    items = [item for item in _LIST_BREAK.split(answer) if normalize(item)]
+    matched = sum(any(contains(item, g) or contains(g, item) for g in golds) for item in items)
+    precision = matched / len(items) if items else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return f1, recall
+
+
 def score_answer(answer: str, golds: Sequence[str], qtype: str, refused: bool = False) -> AnswerScores:
-    """`set` questions score by the share of gold items named; others take the max over aliases."""
+    """`set` questions score by set F1 (`set_scores`): EM and the CRAG outcome need exactly the set, F1 is
+    the set F1 and accuracy the share of gold items named; others take the max over aliases."""
     if qtype == "set":
-        share = sum(contains(answer, g) for g in golds) / len(golds) if golds else 0.0
-        em, acc = float(share == 1.0), share
-        f1 = token_f1(answer, " ".join(golds))
+        f1, acc = set_scores(answer, golds)
+        em = float(f1 == 1.0)
     else:
         em = exact_match(answer, golds)
         f1 = max((token_f1(answer, g) for g in golds), default=0.0)
         acc = float(any(contains(answer, g) for g in golds))
     # CRAG: "I don't know" is missing, also on a false premise, whose correct answer is "invalid question"
     missing = refused or normalize(answer) in ("", normalize(IDK))
-    outcome = "correct" if acc == 1.0 else "missing" if missing else "hallucinated"
+    right = em == 1.0 if qtype == "set" else acc == 1.0
+    outcome = "correct" if right else "missing" if missing else "hallucinated"
     return AnswerScores(em=em, f1=f1, acc=acc, outcome=outcome)
 
 
