@@ -195,6 +195,22 @@ def _wh_kind(lowered: list[str]) -> str:
     return _head_noun_kind(rest)
 
 
+def asked_nouns(question: str) -> tuple[str, ...]:
+    """The words of the noun phrase a which/what question asks for ('which US city' → ('us', 'city');
+    'what type of product' → ('product',)); () for who/when/where/how and descriptions. Without a tagger
+    the head is not known, so the reader matches a candidate's own head noun against any of them."""
+    lowered = [w.lower() for w in re.findall(r"\w+(?:['’]\w+)?", " ".join(str(question or "").split()))]
+    index = _question_word_index(lowered) if lowered else -1
+    if index < 0 or lowered[index] not in ("which", "what"):
+        return ()
+    rest = lowered[index + 1:]
+    window = _noun_window(rest)
+    while window and window[0] in _GENERIC_HEADS and rest[rest.index(window[0]) + 1:][:1] == ["of"]:
+        rest = rest[rest.index(window[0]) + 2:]
+        window = _noun_window(rest)
+    return tuple(w for w in window if not w.isdigit())
+
+
 def _head_noun_kind(rest: list[str]) -> str:
     """Type a which/what question by the head noun of the phrase after it."""
     window = _noun_window(rest)
