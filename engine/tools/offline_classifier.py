@@ -208,7 +208,7 @@ def asked_nouns(question: str) -> tuple[str, ...]:
     while window and window[0] in _GENERIC_HEADS and rest[rest.index(window[0]) + 1:][:1] == ["of"]:
         rest = rest[rest.index(window[0]) + 2:]
         window = _noun_window(rest)
-    return tuple(w for w in window if not w.isdigit())
+    return tuple(w for w in window if not w.isdigit() and w not in ("other", "another"))
 
 
 def _head_noun_kind(rest: list[str]) -> str:

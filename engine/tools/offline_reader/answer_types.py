@@ -158,13 +158,13 @@ def is_modifier(sentence: Sentence, a: int, b: int) -> bool:
 def type_fit(kind: str, asked: tuple[str, ...], known: EntityType | None, context: str, called: bool) -> float:
     """How well a candidate's type agrees with the asked one: >1 agrees, <1 conflicts, 1 unknown.
     `context` is the class its surroundings give it, `called` whether the asked noun stands beside it."""
-    wanted = _wanted_coarse(kind, asked)
-    if not wanted:
-        return 1.0
     asked_stems = {word_stem(w) for w in asked if w not in STOPWORDS}
     head = known.head if known is not None else ""
     if called or head and word_stem(head) in asked_stems:
         return AGREES
+    wanted = _wanted_coarse(kind, asked)
+    if not wanted:
+        return 1.0
     coarse = known.coarse if known is not None else context
     if not coarse:
         return 1.0
