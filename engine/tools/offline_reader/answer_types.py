@@ -32,7 +32,7 @@ _MODIFIER = re.compile(r"(?:an|ian|ese|ish|ch|ic)$")  # 'German', 'Chinese', 'Br
 
 AGREES = 1.5  # the candidate's own head noun is the asked noun
 CONFLICTS = 0.3  # a person for a place, a company for a person …
-OTHER_THING = 0.6  # a typed thing of another kind than the one asked ('a video game' for 'which company')
+BRIDGE = 0.6  # a thing the question names by another noun ('the game' in 'the game developed by which company')
 SAME_CLASS = 1.2  # 'who' and a person by its own definition or birth parenthesis
 MODIFIER = 0.3  # 'American' in 'an American writer' answers a nationality, not 'which writer'
 
@@ -155,14 +155,28 @@ def is_modifier(sentence: Sentence, a: int, b: int) -> bool:
             and following.lower() not in STOPWORDS)
 
 
-def type_fit(kind: str, asked: tuple[str, ...], known: EntityType | None, context: str, called: bool) -> float:
+@dataclass(frozen=True)
+class Asked:
+    """What a question asks for: the classifier's kind, the which/what nouns, and its own content stems
+    (a typed thing the question itself names by its noun — 'the game developed by which company' — is
+    the bridge it goes through, not its answer)."""
+
+    kind: str
+    nouns: tuple[str, ...]
+    question_stems: frozenset[str]
+
+    @property
+    def noun_stems(self) -> frozenset[str]:
+        return frozenset(word_stem(w) for w in self.nouns if w not in STOPWORDS)
+
+
+def type_fit(asked: Asked, known: EntityType | None, context: str, called: bool) -> float:
     """How well a candidate's type agrees with the asked one: >1 agrees, <1 conflicts, 1 unknown.
     `context` is the class its surroundings give it, `called` whether the asked noun stands beside it."""
-    asked_stems = {word_stem(w) for w in asked if w not in STOPWORDS}
-    head = known.head if known is not None else ""
-    if called or head and word_stem(head) in asked_stems:
+    head = word_stem(known.head) if known is not None and known.head else ""
+    if called or head and head in asked.noun_stems:
         return AGREES
-    wanted = _wanted_coarse(kind, asked)
+    wanted = _wanted_coarse(asked.kind, asked.nouns)
     if not wanted:
         return 1.0
     coarse = known.coarse if known is not None else context
@@ -170,9 +184,11 @@ def type_fit(kind: str, asked: tuple[str, ...], known: EntityType | None, contex
         return 1.0
     if coarse != wanted:
         return CONFLICTS
-    if coarse == "thing" and head and asked_stems:
-        return OTHER_THING
-    return 1.0 if asked_stems else SAME_CLASS
+    if coarse == "thing" and asked.noun_stems:
+        # another kind of thing than asked: only the one the question names ('the game') is known wrong;
+        # 'a space probe' for 'which spacecraft' may well be right
+        return BRIDGE if head and head in asked.question_stems else 1.0
+    return SAME_CLASS if not asked.noun_stems else 1.0
 
 
 def _wanted_coarse(kind: str, asked: tuple[str, ...]) -> str:

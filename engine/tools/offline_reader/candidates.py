@@ -170,11 +170,11 @@ def _span_occurrences(sentence: Sentence, kind: str, gazetteer: Gazetteer) -> li
 
 def _typed(context: Context, sentence: Sentence, kind: str, found: list[Occurrence]) -> list[Occurrence]:
     """Weigh each name by whether its type, read from the evidence, is the asked one (answer_types)."""
-    typed = []
+    typed, asked = [], replace(context.asked, kind=kind)
     for occ in found:
-        fit = type_fit(kind, context.asked_nouns, context.entity_types.get(occ.key),
+        fit = type_fit(asked, context.entity_types.get(occ.key),
                        context_type(sentence, occ.index, occ.end),
-                       named_as(sentence, occ.index, occ.end, context.asked_nouns))
+                       named_as(sentence, occ.index, occ.end, context.asked.nouns))
         if kind != "demonym" and is_modifier(sentence, occ.index, occ.end):
             fit *= MODIFIER
         typed.append(replace(occ, weight=occ.weight * fit) if fit != 1.0 else occ)

@@ -8,7 +8,7 @@ from functools import cached_property
 
 from engine.tools.base import IDK, AnswerType, Reading
 from engine.tools.offline_classifier import asked_nouns
-from engine.tools.offline_reader.answer_types import EntityType, defined_types
+from engine.tools.offline_reader.answer_types import Asked, EntityType, defined_types
 from engine.tools.offline_reader.lexicon import lower_words
 from engine.tools.offline_reader.names import Gazetteer
 from engine.tools.offline_reader.records import Sentence
@@ -45,8 +45,9 @@ class Context:
         return self.question_stems
 
     @cached_property
-    def asked_nouns(self) -> tuple[str, ...]:
-        return asked_nouns(self.question)
+    def asked(self) -> Asked:
+        """The asked type beyond the kind: 'which country' → ('country',), and the question's own stems."""
+        return Asked(self.answer_type.kind, asked_nouns(self.question), self.question_stems)
 
     @cached_property
     def entity_types(self) -> dict[str, EntityType]:
