@@ -73,6 +73,8 @@ def test_classifier_reads_a_comma_choice_with_its_options_and_order() -> None:
         ("Who is taller between Ann Smith and Bob Jones?", ("Ann Smith", "Bob Jones"), "max"),
         ("Which city is the capital, Zurich or Copenhagen?", ("Zurich", "Copenhagen"), ""),
         ("Who died later, Pierre Curie or Marie Curie?", ("Pierre Curie", "Marie Curie"), "max"),
+        # issue 27: an either-or question is a choice even when it opens with an auxiliary, never yes/no
+        ("Is it a city or a town?", ("city", "town"), ""),
     ],
 )
 def test_classifier_finds_the_options_of_choice_questions(question: str, options: tuple[str, ...], order: str) -> None:
@@ -84,7 +86,6 @@ def test_classifier_finds_the_options_of_choice_questions(question: str, options
     "question",
     [
         "What word or phrase is found in both?",  # lower-case 'A or B' without a comma is not a choice
-        "Is it a city or a town?",
         "Who is older between the brothers?",
         "What is the top speed of the faster coaster, between The Riddler and Green Lantern?",
     ],
