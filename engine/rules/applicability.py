@@ -8,8 +8,8 @@ they use only its relation names, its triples and English question grammar:
 - **the walk starts**: the rule's body leads somewhere from an entity the question names — a rule whose
   walk cannot start answers nothing and must never be picked;
 - **the shape fits**: a walk ends at a KG node, so a yes/no or "A or B" question is never a rule's; a
-  "how many" question never fits a head whose objects are things (`KnowledgeGraph.entity_relations`),
-  and a head whose objects are literals only fits a count or date question. A date shape alone does not
+  "how many" question never fits a walk that ends at things (`KnowledgeGraph.entity_relations`), and a
+  walk that ends at literals only fits a count or date question. A date shape alone does not
   rule an entity head out: the question typer reads "present-day country" as a date;
 - **head agreement**: the share of the head relation's label words (stemmed) that the question uses —
   "headquartered in which country" names `based_in_country`'s "country", "lift off" names none of
@@ -59,9 +59,16 @@ def shape_fits(view: QuestionView, rule: Rule, kg: KnowledgeGraph) -> bool:
     """Whether an end of the rule's walk can be the kind of answer the question asks for."""
     if view.shape in NO_RULE_SHAPES:
         return False
-    if rule.head not in kg.entity_relations:
+    if _ends_in_literal(rule, kg):
         return view.shape in LITERAL_SHAPES
     return view.shape != "number"
+
+
+def _ends_in_literal(rule: Rule, kg: KnowledgeGraph) -> bool:
+    """Whether the walk ends at a value (a year, a count): its last step follows a relation whose objects are
+    mostly literals. The body decides, not the head: a head the KG states no fact of is still a rule's."""
+    last = rule.body[-1]
+    return not last.startswith("~") and last in kg.relations and last not in kg.entity_relations
 
 
 def executable(view: QuestionView, rules: Sequence[Rule], kg: KnowledgeGraph,
