@@ -50,8 +50,9 @@ def asked_noun(question: str) -> str:
         if rest[0] in ("is", "was", "are", "were") and len(rest) > 3 and rest[1] == "the" and "of" in rest[3:5]:
             head = rest[rest.index("of", 3) - 1]  # 'what is the nationality of …', 'what was the birth name of …'
             return "" if head in _SKIPPED else head
-        nouns = [w for w in rest if w not in _SKIPPED and w != "of"]
-        return _head(nouns)
+        while rest and (rest[0] in _SKIPPED or rest[0] == "of"):  # 'what type of product', 'what other school'
+            rest = rest[1:]
+        return _head(rest)
     return ""
 
 
@@ -59,12 +60,12 @@ def _head(tokens: Sequence[str]) -> str:
     """The last word of the first run of content words before a verb ('which american writer' → writer,
     'which baroque composer wrote' → composer); without a tagger a verb is a past form ('-ed', an irregular
     one, a participle) or a present one before an article or preposition ('which bridge crosses the river',
-    'what river flows through' → bridge, river)."""
+    'what river flows through' → bridge, river; 'which doctoral students of' stays a noun)."""
     run: list[str] = []
     for token, after in zip(tokens, [*tokens[1:], ""]):
         if token in STOPWORDS or token in IRREGULAR or token in PARTICIPLES or token.endswith("ed"):
             break
-        if run and token.endswith("s") and (after in _ARTICLES or after in PREPOSITIONS):
+        if run and token.endswith("s") and (after in _ARTICLES or after in PREPOSITIONS - {"of"}):
             break
         run.append(token)
     return run[-1] if run else ""

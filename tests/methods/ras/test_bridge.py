@@ -32,6 +32,8 @@ def test_the_asked_noun_follows_question_grammar():
     assert asked_noun("Which Baroque composer wrote the oratorio?") == "composer"
     assert asked_noun("What is the nationality of the goalkeeper who saved the penalty?") == "nationality"
     assert asked_noun("What other bridge crosses the same river?") == "bridge"
+    assert asked_noun("What kind of instrument does the fiddler of the band play?") == "instrument"
+    assert asked_noun("Which lead singers of Quiet Lanterns wrote the song?") == "singers"  # 'of' ends the noun
     assert asked_noun("What was the birth name of the singer?") == ""  # a generic noun names no kind
     assert asked_noun("Who founded the label?") == asked_noun("When was it founded?") == ""
 
