@@ -9,8 +9,9 @@ they use only its relation names, its triples and English question grammar:
   walk cannot start answers nothing and must never be picked;
 - **the shape fits**: a walk ends at a KG node, so a yes/no or "A or B" question is never a rule's; a
   "how many" question never fits a walk that ends at things (`KnowledgeGraph.entity_relations`), and a
-  walk that ends at literals only fits a count or date question. A date shape alone does not
-  rule an entity head out: the question typer reads "present-day country" as a date;
+  walk that ends at literals only fits a count or date question. A date question ('when', 'in what
+  year') never fits a walk that ends at things either; the typer's date shape alone does not decide, as
+  it reads "present-day country" as a date;
 - **head agreement**: the share of the head relation's label words (stemmed) that the question uses —
   "headquartered in which country" names `based_in_country`'s "country", "lift off" names none of
   `launch_country`. The encoder's relation identification misses paraphrases with another relation's word
@@ -26,10 +27,12 @@ from engine.graph.kg import KnowledgeGraph
 from engine.knowledge.records import Rule
 from engine.rules.text import relation_label
 from engine.rules.walk import Deadline, walk_body
+from engine.text import words
 from engine.tools.offline_classifier import OfflineQuestionClassifier
 from engine.tools.offline_reader.sentences import content_stems
 
 NO_RULE_SHAPES = frozenset({"yes_no", "choice"})  # a walk ends at one node: never "yes", never one of two given
+TIME_WORDS = frozenset("when year years date century decade month".split())
 LITERAL_SHAPES = frozenset({"number", "date"})  # what a head with literal objects (years, counts) answers
 CHECK_SECONDS = 0.5  # per question, for every rule's walk together; a cut walk counts as not starting
 
@@ -41,12 +44,14 @@ class QuestionView:
     entities: tuple[str, ...]
     shape: str
     stems: frozenset[str]
+    asks_time: bool = False  # 'when', 'what year': a date the typer reads from a time word, not from 'present-day'
 
     @classmethod
     def of(cls, question: str, abstract: str, kg: KnowledgeGraph) -> QuestionView:
         """`abstract` is the question with its entities replaced, so a name's words never count as agreement."""
         shape = OfflineQuestionClassifier().classify(question).kind
-        return cls(tuple(kg.find_entities(question)), shape, content_stems(abstract))
+        asks_time = bool(TIME_WORDS & set(words(question)))
+        return cls(tuple(kg.find_entities(question)), shape, content_stems(abstract), asks_time)
 
 
 def head_agreement(view: QuestionView, rule: Rule) -> float:
@@ -61,7 +66,7 @@ def shape_fits(view: QuestionView, rule: Rule, kg: KnowledgeGraph) -> bool:
         return False
     if _ends_in_literal(rule, kg):
         return view.shape in LITERAL_SHAPES
-    return view.shape != "number"
+    return view.shape != "number" and not (view.shape == "date" and view.asks_time)
 
 
 def _ends_in_literal(rule: Rule, kg: KnowledgeGraph) -> bool:

@@ -48,6 +48,8 @@ def test_the_answer_shape_of_the_question_must_fit_the_rule_head():
     assert not shape_fits(view("Is Harbour Rovers a club of Norvania?"), CLUB, KG)  # yes/no
     assert not shape_fits(view("Is Harbour Rovers from Norvania or Valtria?"), CLUB, KG)  # either-or
     assert not shape_fits(view("How many goals did Harbour Rovers score?"), CLUB, KG)  # a count
+    assert not shape_fits(view("In what year was Harbour Rovers based in Keldport?"), CLUB, KG)  # a date
+    assert shape_fits(view("In which present-day country is Harbour Rovers based?"), CLUB, KG)  # not a date
     founded = Rule("r4", "founded_year", ("~plays_for", "plays_for", "founded_year"), 0.5, 3)  # literal head
     assert shape_fits(view("In what year was Harbour Rovers founded?"), founded, KG)
     assert not shape_fits(view("Which club founded Harbour Rovers?"), founded, KG)
