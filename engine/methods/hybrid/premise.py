@@ -23,6 +23,7 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -281,10 +282,15 @@ class PremiseChecker:
         """Whether any entity of the subject's kind — sharing PEER_RELATIONS of its relations — has one of
         `relations`: a relation nothing like the subject ever has is not what the question's word means
         for it ('did the Space Shuttle fly' is not flew_past, a probe's relation; issue 27)."""
-        own = set(self.kg.relations_of(entity))
-        return any(len(own & set(self.kg.relations_of(peer))) >= PEER_RELATIONS
-                   and any(self._has(peer, r) for r in relations)
-                   for peer in self.kg.graph if peer != entity)
+        own = self._relation_sets.get(entity, frozenset())
+        wanted = {*relations, *("~" + r for r in relations)}
+        return any(len(own & held) >= PEER_RELATIONS and held & wanted
+                   for peer, held in self._relation_sets.items() if peer != entity)
+
+    @cached_property
+    def _relation_sets(self) -> dict[str, frozenset[str]]:
+        """Each entity's relations, both ways round (`~` incoming), computed once per KG."""
+        return {entity: frozenset(self.kg.relations_of(entity)) for entity in self.kg.graph}
 
     def _links(self, a: str, b: str) -> int:
         return self.kg.graph.number_of_edges(a, b) + self.kg.graph.number_of_edges(b, a)
