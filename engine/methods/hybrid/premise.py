@@ -320,16 +320,19 @@ class PremiseChecker:
     def relations_for(self, word: str) -> tuple[str, ...]:
         """Every KG relation the word may name: all that share its stem ('found' → founded_by, founded_year),
         else the one MiniLM picks."""
-        stem = word_stem(word) if word and word.lower() not in STOPWORDS else ""
-        by_stem = tuple(r for r in self.relations if stem and stem in content_stems(r.replace("_", " ")))
-        return by_stem or tuple(r for r in [self.relation_for(word)] if r)
+        return self._by_stem(word) or tuple(r for r in [self.relation_for(word)] if r)
+
+    def _by_stem(self, word: str) -> tuple[str, ...]:
+        if not word or word.lower() in STOPWORDS:
+            return ()
+        stem = word_stem(word)
+        return tuple(r for r in self.relations if stem in content_stems(r.replace("_", " ")))
 
     def relation_for(self, word: str) -> str:
         """The KG relation a verb or noun names: by stem ('discover' → discovered), else by MiniLM."""
         if not word or word.lower() in STOPWORDS:
             return ""
-        stem = word_stem(word)
-        by_stem = [r for r in self.relations if stem in content_stems(r.replace("_", " "))]
+        by_stem = self._by_stem(word)
         if by_stem:
             return min(by_stem, key=lambda r: len(content_stems(r.replace("_", " "))))
         sims = self._relation_vectors() @ self.embedder.encode_queries([word.lower()])[0]  # (r,)
