@@ -39,6 +39,22 @@ def test_a_long_sentence_is_split_into_pieces_at_the_cap() -> None:
     assert [u.kind for u in units] == ["split_piece"] * 3 and all(len(u.text) <= 200 for u in units)
 
 
+def test_a_long_sentence_is_cut_between_words_never_inside_one() -> None:
+    # issue 27: a cut at character 200 split 'Buzz Aldrin' and the reader answered 'Buzz Al'
+    sentence = ("The hive inspection on the third Saturday of May was led by the apiarist Henrietta Wolkenstein-"
+                "Ravensburg together with her apprentices from the valley cooperative, who counted the frames of "
+                "capped brood, marked the queen with a dot of paint and recorded the weight of every super")
+    units = sentence_units(sentence, cap=200)
+    words = sentence.split()
+    assert [u.kind for u in units] == ["split_piece", "split_piece"] and all(len(u.text) <= 200 for u in units)
+    assert " ".join(u.text for u in units).split() == words
+
+
+def test_a_word_longer_than_the_cap_is_still_cut_at_the_cap() -> None:
+    units = sentence_units("x" * 450, cap=200)
+    assert [len(u.text) for u in units] == [200, 200, 50]
+
+
 def test_question_detection_is_plain_prefix_matching_as_the_paper() -> None:
     assert is_question("Isabel wrote it.") and is_question("It ended?") and not is_question("The end.")
 
