@@ -94,3 +94,14 @@ def test_the_bridge_entity_is_not_the_answer_to_a_question_about_its_maker(reade
 def test_a_difference_takes_one_year_from_each_named_thing(reader: OfflineReader, question: str) -> None:
     # 1954 - 1931, not 1957 - 1954: both of those years are the Brask Cup's
     assert reader.read(question, [CUP, OPEN_YEAR]).answer == "23"
+
+
+def test_who_did_it_first_compares_the_event_years_not_birth_years(reader: OfflineReader) -> None:
+    """'Who won the Ostrel Open first' asks for the win; a birth year beside the name ('born in', a life span)
+    is not that year — with it, the one born earlier 'won first'."""
+    mira = hit("mira", "Mira Okafor", "Mira Okafor, born in 1931, won the Ostrel Open in 1968.")
+    tam = hit("tam", "Tam Heller", "Tam Heller (1942–2010) won the Ostrel Open in 1961.")
+    reading = reader.read("Who won the Ostrel Open first, Mira Okafor or Tam Heller?", [mira, tam])
+    assert reading.answer == "Tam Heller", reading.rationale
+    assert "1961" in reading.rationale and "1931" not in reading.rationale
+

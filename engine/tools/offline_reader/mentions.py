@@ -53,6 +53,9 @@ def mentioned(name: str, sentences: list[Sentence]) -> bool:
     return any(words <= (set(s.lowered) | set(lower_words(s.title))) for s in sentences)
 
 
+_LIFE_CUE_GAP = 4  # 'born 1921', 'born in 1921', 'died on 8 December 2016'
+
+
 def _year_near(sentence: Sentence, position: int, mode: str = "earliest") -> int | None:
     """The year that belongs to a mention, read as a birth, a death, or the earliest nearby year.
 
@@ -62,13 +65,18 @@ def _year_near(sentence: Sentence, position: int, mode: str = "earliest") -> int
     years = [o for o in date_occurrences(sentence, "year") if o.value is not None]
     if not years:
         return None
+    if mode == "earliest":  # 'who reached space first' asks for an event's year, never a birth or death
+        life = _life_years(sentence, years)
+        years = [o for o in years if o.index not in life]
+        if not years:
+            return None
     if position >= 0:
         nearest = min(abs(o.index - position) for o in years)
         years = [o for o in years if abs(o.index - position) <= nearest + 6]
     if mode == "earliest":
         return int(min(o.value for o in years))
     cues = BIRTH_WORDS if mode == "birth" else DEATH_WORDS
-    cue_at = [i for i, w in enumerate(sentence.lowered) if w in cues]
+    cue_at = [i for i, w in enumerate(sentence.lowered) if _is_cue(w, cues)]
     after = [o for o in years if cue_at and 0 < o.index - cue_at[0] <= 8]
     if after:
         return int(after[0].value)
@@ -76,6 +84,23 @@ def _year_near(sentence: Sentence, position: int, mode: str = "earliest") -> int
     if spans:
         return int(spans[0][0].value if mode == "birth" else spans[0][1].value)
     return None
+
+
+def _is_cue(word: str, cues: frozenset[str]) -> bool:
+    """'born', or a graph relation written with it ('birth_year' of a fact 'John Glenn birth_year 1921')."""
+    return word in cues or any(part in cues for part in word.split("_"))
+
+
+def _life_years(sentence: Sentence, years: list[Occurrence]) -> set[int]:
+    """Token positions of the years that date a birth or a death: just after 'born'/'died' (or a
+    'birth_year' relation) or inside a '(1921–2016)' life span."""
+    cue_at = [i for i, w in enumerate(sentence.lowered) if _is_cue(w, BIRTH_WORDS | DEATH_WORDS)]
+    life = {o.index for o in years if any(0 < o.index - i <= _LIFE_CUE_GAP for i in cue_at)}
+    for x, y in zip(years, years[1:]):
+        opened = sentence.text[:sentence.tokens[x.index][0]].rstrip().endswith("(")
+        if opened and y.index - x.index <= 8 and _is_range(sentence, x, y):
+            life |= {x.index, y.index}
+    return life
 
 
 def _is_range(sentence: Sentence, first: Occurrence, second: Occurrence) -> bool:
