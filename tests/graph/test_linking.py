@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.graph.kg import KnowledgeGraph
-from engine.graph.linking import ALIAS_SCORE, EXACT_SCORE, EntityLinker
+from engine.graph.linking import ALIAS_SCORE, EXACT_SCORE, EntityLinker, alias_table
 from engine.knowledge.records import Triple
 
 
@@ -65,3 +65,9 @@ def test_titles_that_are_question_words_are_never_linked_from_the_questions_gram
 def test_a_one_word_title_is_not_linked_from_inside_a_longer_name():
     names = KnowledgeGraph([], extra_entities=["Grace", "Hopper (crater)"])
     assert EntityLinker(names).link("Which navy hired Grace Hopper?") == ()
+
+
+def test_an_alias_two_names_share_names_neither():
+    names = KnowledgeGraph([], extra_entities=["Stone Bay (novel)", "Stone Bay (film)", "Harrow Creek (novel)"])
+    assert alias_table(names.entities) == {"Harrow Creek": "Harrow Creek (novel)"}
+    assert EntityLinker(names).link("Who wrote Stone Bay?") == ()

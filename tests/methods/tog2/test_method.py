@@ -364,3 +364,43 @@ def test_exploration_samples_at_0_4_and_reasoning_and_requery_at_0(settings):
         assert {t for kind, t in seen if kind in ("topic", "relations")} == {explore}
         assert {t for kind, t in seen if kind in ("reason", "requery")} == {0.0}
         assert {kind for kind, _ in seen} == {"topic", "relations", "reason", "requery"}
+
+
+# ---- issue 27: the chain one hop short, a walk that never started ----------------------------------
+
+
+def rocket_pack() -> Pack:
+    """Zefir-7 –launched_by→ Karva –crewed_vehicle→ Orla; Zefir-7's own page names only the rocket."""
+    docs = (
+        Document("z1", "Zefir-7", "Zefir-7 is a lunar probe. It was launched in 2021 by the Karva rocket.",
+                 entities=("Zefir-7", "Karva")),
+        Document("z2", "Karva", "Karva is a heavy rocket. Karva has been picked to fly the Orla crew capsule.",
+                 entities=("Karva", "Orla")),
+        Document("z3", "Orla", "Orla is a crewed spacecraft for three people.", entities=("Orla",)),
+    )
+    return Pack(PackInfo("rockets"), docs, (Triple("Zefir-7", "launched_by", "Karva"),
+                                            Triple("Karva", "crewed_vehicle", "Orla")))
+
+
+def test_an_offline_answer_naming_an_entity_not_expanded_yet_is_a_hop_still_to_take(settings):
+    question = "The rocket that launched Zefir-7 has been picked to fly which crewed spacecraft?"
+    trace = Workbench(rocket_pack(), settings).ask(question, "tog2", {"min_confidence": 0.0})
+    decisions = [s for s in trace.steps if isinstance(s, DecisionStep)]
+    assert decisions[1].action == "continue" and "Karva (not explored yet)" in decisions[1].detail
+    assert trace.answer.iteration > 0 and "z3" in trace.answer.evidence  # the walk reached the chain's end
+
+
+def test_a_one_hop_answer_is_still_given_once_its_entity_is_expanded(settings):
+    trace = Workbench(rocket_pack(), settings).ask("Which rocket launched Zefir-7?", "tog2", {"min_confidence": 0.0})
+    assert trace.answer.text == "Karva" and trace.steps[-2].action == "answer"
+
+
+def test_a_pack_without_triples_walks_title_mention_links_written_as_aliases(settings):
+    """An imported pack has no triples: the walk follows 'X mentions Y' between paragraphs, also where the
+    text names 'The Quiet Hills (novel)' without its parenthetical (issue 27: the walk ended at depth 1)."""
+    docs = (Document("r1", "Harrow Creek (novel)", "Harrow Creek is a novel by the author of The Quiet Hills."),
+            Document("r2", "The Quiet Hills (novel)", "The Quiet Hills is a novel first published in 1961."))
+    question = "Harrow Creek was written by the author of a novel published in what year?"
+    trace = Workbench(Pack(PackInfo("novels"), docs, ()), settings).ask(question, "tog2", {"min_confidence": 0.0})
+    assert trace.answer.text == "1961" and "r2" in trace.answer.evidence
+    assert not any(isinstance(s, DecisionStep) and s.title == "Exploration ended" for s in trace.steps)
