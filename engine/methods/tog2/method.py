@@ -73,6 +73,8 @@ RETRIEVED_SCORE = 0.5  # a topic entity found by text retrieval, not named: belo
 INITIAL_PER_ENTITY = 3  # spec §4 [code]: top-3 per topic entity seed the pool
 MAX_STUBS = 8  # pruned relations drawn per frontier entity; the rest are only counted
 RETRIEVER = "tog2 entity documents (MiniLM)"
+# "the rocket that lifted …", "the laboratory where …": an entity the question only describes (grammar, no domain)
+_DESCRIBED = re.compile(r"\bthe\s+(?:[\w'’-]+\s+){1,4}(?:that|who|whom|whose|which|where)\s", re.IGNORECASE)
 # a bare year ('1921', 'in 1905', '300 BC') is a literal, not a place to start exploring from
 _BARE_YEAR = re.compile(r"^\s*(?:(?:in|on|of|since|by|from|until)\s+)?\d{1,4}(?:\s*(?:bc|bce|ad|ce))?\s*$",
                         re.IGNORECASE)
@@ -171,7 +173,7 @@ class Tog2Method(Method):
         if params.initial_check:  # §2.1.4 (paper Alg. 1): perhaps the topic entities' documents suffice
             reasoning = tools.reasoner.reason(question, (), _top(state.pool, params.k), "", False)
             yield from placed(reasoning.steps, 0)
-            reasoning = _hop_left(reasoning, state, graph, ctx)
+            reasoning = _hop_left(question, reasoning, state, graph, ctx)
             if reasoning.sufficient:
                 yield DecisionStep(iteration=0, title="Enough knowledge", action="answer",
                                    detail="the initial check answered from the topic entities' documents at "
@@ -242,7 +244,7 @@ class Tog2Method(Method):
         # §2.2.6 reasoning step
         reasoning = tools.reasoner.reason(question, state.facts, _top(state.pool, params.k), state.clue, final)
         yield from placed(reasoning.steps, depth)
-        return state, reasoning if final else _hop_left(reasoning, state, graph, ctx), ""
+        return state, reasoning if final else _hop_left(question, reasoning, state, graph, ctx), ""
 
     def _text_only(self, question: str, ctx: RunContext) -> Iterator[Step]:
         params: Tog2Params = ctx.params
@@ -323,14 +325,18 @@ def _seed(graph: ExplorationGraph, question: str, topics: Sequence[str], retriev
     return [s for s in score_chunks(graph.documents, [question], owners) if s.chunk.id in ids]
 
 
-def _hop_left(reasoning: Reasoning, state: _State, graph: ExplorationGraph, ctx: RunContext) -> Reasoning:
+def _hop_left(question: str, reasoning: Reasoning, state: _State, graph: ExplorationGraph,
+              ctx: RunContext) -> Reasoning:
     """An offline answer that names an entity the walk has not expanded yet (its relations not followed) is a
     hop still to take, not an answer: the extractive reader cannot tell a bridge from the end of the chain
     (issue 27: the chain stopped one hop short, "the rocket that launched X …" answered with the rocket).
-    An entity with no relation to follow but the one that reached it is an answer. The LLM reasoner sees
-    the triples and decides itself."""
+    An entity with no relation to follow but the one that reached it is an answer. A question that
+    describes what it asks about by a relative clause ("the rocket that lifted Mir's core module") is not
+    answered from the topic entities' own documents before any walk. The LLM reasoner decides itself."""
     if not reasoning.sufficient or ctx.tools.backend != "offline":
         return reasoning
+    if not state.expanded and _DESCRIBED.search(question):
+        return replace(reasoning, sufficient=False)
     name = entity_linker(ctx.tools.kg, ctx.retrieval.embedder).canonical(reasoning.reading.answer)
     if name is None or name in state.expanded or not graph.relations(name, state.arrived.get(name)):
         return reasoning
