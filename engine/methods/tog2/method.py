@@ -22,7 +22,12 @@ Spec: /work/shared/methods/tog2.md. Decisions on its §8 [decide] items that liv
   code uses 0); reasoning and re-formulation at 0. The lenient stop test is kept only for "yes" with
   the answer in braces; output with no {Yes}/{No} verdict is an error step, read as {No} with no clue.
 - 15: topic prune runs only with more than 2 linked entities ([code]); it never empties the frontier.
-A question that links to no entity of the pack falls back to plain text retrieval + the reader.
+A question that links to no entity of the pack starts from the titles of the top documents text retrieval
+finds (the paper's entity-document links read backwards; issue 27), reading those retrieved chunks first;
+only when retrieval finds nothing does it fall back to plain text retrieval + the reader.
+Offline only (`_hop_left`, issue 27): the extractive reader cannot tell a bridge entity from the answer, so
+an answer naming an entity whose relations were not followed yet, or any answer at iteration 0 to a
+question that only describes its entity ("the rocket that …"), is a {No} and the walk goes on.
 On an LLM backend the decision that ends the run also records the calls made against the paper's bound
 (spec §2.3: relation prune + reasoning ≤ 2D+1 combined, WD+D+1 per entity; topic prune and re-formulation
 counted apart), the summary spec §6 asks for.
