@@ -95,3 +95,17 @@ def test_an_entity_only_gets_documents_titled_with_it_or_listing_it(settings):
     scored = score_chunks(documents, ["Where is Alpha Corp?"], [("Berlin", "Alpha Corp located in Berlin"),
                                                                ("Beta Ltd", "Beta Ltd owned by Alpha Corp")])
     assert {(s.entity, s.chunk.doc_id) for s in scored} == {("Beta Ltd", "b")}
+
+
+def test_a_document_mentions_a_title_by_its_alias_and_never_by_a_question_word():
+    """Issue 27: 'Rumble Fish (novel)' mentioned as 'Rumble Fish' made no link, and a page titled 'Who' was
+    linked from every 'who'. Checked on invented titles, not the HotpotQA slice the fix was found on."""
+    docs = [Document("a", "Harrow Creek (novel)", "Harrow Creek is a novel by the author of The Quiet Hills, who "
+                     "also wrote Stone Bay."),
+            Document("b", "The Quiet Hills (novel)", "The Quiet Hills is a novel first published in 1961."),
+            Document("c", "Stone Bay (novel)", "Stone Bay is a short novel."),
+            Document("d", "Stone Bay (film)", "Stone Bay is a film."),
+            Document("e", "Who", "Who is a word used in questions.")]
+    graph = graph_of([], docs)
+    assert graph.tails("Harrow Creek (novel)", MENTIONS) == ["The Quiet Hills (novel)"]  # 'Stone Bay' is ambiguous
+    assert graph.tails("Who", "~" + MENTIONS) == []
