@@ -32,7 +32,7 @@ BUILT_IN = ("vanilla", "rulerag", "tog2", "ras", "hybrid", "r2ag")
 def test_the_shipped_model_loads_names_only_known_features_and_says_what_it_was_fitted_on():
     model = default_model()
     assert set(model.weights) == set(FEATURES)
-    assert model.fitted_on["rows"] and model.fitted_on["report"] and model.fitted_on["threshold"] == 0.5
+    assert model.fitted_on["packs"] and model.fitted_on["report"] and model.fitted_on["threshold"] == 0.5
     assert model.weights["raw_logit"] > 0  # the method's own score counts for the answer, never against it
     with pytest.raises(CheckpointError, match="unknown features"):
         CalibrationModel.from_dict({"weights": {"method_is_demo": 1.0}, "intercept": 0.0})
