@@ -12,7 +12,9 @@ uncommitted change, and `collect` itself) differ, or a method is missing. From t
   answered), the CRAG score (right − hallucinated, "I don't know" scoring 0) and factoid coverage;
 - AUROC of the shipped model's calibrated confidence over every answer or held-back guess;
 - leave-one-pack-out AUROC: the calibration model fitted (fit_calibration.fit_model) on every other
-  pack's rows scores the held-out pack's answers; per method, per pack and pooled over packs;
+  pack's rows scores the held-out pack's answers; per method, per pack and pooled over packs; and from
+  the same held-out scores coverage, CRAG and factoid coverage at the default policy, with whether
+  issue 27's calibration targets are met (calibration_targets);
 - EM per question type, with the difference to vanilla on the same questions, and whether each seed
   method is at least vanilla on the types it targets (TARGETS; issue 27's target).
 
@@ -58,15 +60,27 @@ assert DEFAULT_MIN_CONFIDENCE == POLICIES[0], "POLICIES must start with the engi
 # ---------------------------------------------------------------- rows, cached
 
 
+ANSWERLESS = "engine/calibration/"  # collect asks with calibration off: the model changes no answer
+
+
 def code_version() -> str:
-    """The committed tree of engine/ plus a hash of its uncommitted changes and of `collect`'s source: what
-    decides the rows. Commits elsewhere (a pack, a bench, the fitting code) change no answer and keep the cache."""
+    """A hash of engine/ as committed and as changed since, less engine/calibration, and of the source of
+    `collect` and of the trace readers it writes rows with: what decides the rows. Commits elsewhere (a
+    pack, a bench, the fitting code, the calibration model or its features) change no answer and keep the
+    cache, so a refit after a model change asks nothing again."""
+    from engine.calibration import model
+
     def git(*argv: str) -> str:
         return subprocess.run(["git", *argv], cwd=ROOT, capture_output=True, text=True, check=True).stdout
 
-    tree = git("rev-parse", "HEAD:engine").strip()
-    dirty = git("diff", "HEAD", "--", "engine") + git("ls-files", "--others", "--exclude-standard", "--", "engine")
-    return hashlib.sha256(f"{tree}\n{dirty}\n{inspect.getsource(fitting.collect)}".encode()).hexdigest()[:16]
+    skip = f":(exclude){ANSWERLESS}"
+    tree = "".join(line for line in git("ls-tree", "-r", "HEAD", "--", "engine").splitlines(keepends=True)
+                   if f"\t{ANSWERLESS}" not in line)
+    dirty = git("diff", "HEAD", "--", "engine", skip) + git("ls-files", "--others", "--exclude-standard", "--",
+                                                             "engine", skip)
+    readers = "".join(inspect.getsource(f) for f in (fitting.collect, model.retrieved_documents, model.graph_facts,
+                                                        model.derivations))
+    return hashlib.sha256(f"{tree}\n{dirty}\n{readers}".encode()).hexdigest()[:16]
 
 
 def pack_fingerprint(folder: Path) -> str:
@@ -95,6 +109,18 @@ def pack_rows(folder: Path, methods: Sequence[str], cache: Path = CACHE, workers
         key_file.write_text(json.dumps(key) + "\n", encoding="utf-8")
     rows = [json.loads(line) for line in rows_file.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [r for r in rows if r["method"] in methods]
+
+
+def resolve_packs(names: Sequence[str]) -> dict[str, Path]:
+    """{folder name: folder} of `names` (demo, geo, hotpot or folders), hotpot imported on first use."""
+    packs = {}
+    for name in names:
+        folder = pack_folder(name)
+        if not (folder / "questions.jsonl").is_file():
+            raise ValueError(f"{name!r} is no pack folder ({folder}/questions.jsonl is missing); "
+                             "give demo, geo, hotpot or a pack folder")
+        packs[folder.name] = folder
+    return packs
 
 
 def question_types(folder: Path) -> dict[str, str]:
@@ -198,7 +224,7 @@ def leave_one_pack_out(rows: dict[str, list[dict]], types: dict[str, dict[str, s
         if labels != {False, True}:
             raise ValueError(f"leave-one-pack-out without {pack}: the other packs' answers are all "
                              f"{'right' if True in labels else 'wrong'}; a model needs both to fit")
-        model, _ = fit_model(groups)
+        model = fit_model(groups).model
         held_out[pack] = scored_rows(rows[pack], types[pack], lambda r, m=model: probability(m, r))
     return held_out
 
@@ -225,6 +251,8 @@ def measure(packs: dict[str, Path], methods: Sequence[str], *, lopo: bool = True
                 "policies": {str(t): asdict(policy_figures(mine, t)) for t in POLICIES},
                 "auroc": ranking(mine),
                 "lopo_auroc": ranking([r for r in held[name] if r.method == method]) if lopo else None,
+                "lopo_policy": asdict(policy_figures([r for r in held[name] if r.method == method], POLICIES[0]))
+                if lopo else None,
                 "by_type": by_type(scored[name], method),
             }
         entry["lopo_auroc_pooled"] = ranking(held[name]) if lopo else None
@@ -234,6 +262,7 @@ def measure(packs: dict[str, Path], methods: Sequence[str], *, lopo: bool = True
         report["lopo"] = {"per_method": {m: ranking([r for r in every if r.method == m]) for m in methods},
                           "pooled": ranking(every)}
     report["target_check"] = target_check(report)
+    report["calibration_targets"] = calibration_targets(report) if lopo else []
     report["code_version"] = code_version()
     report["seconds"] = round(time.monotonic() - started, 1)
     return report
@@ -257,6 +286,33 @@ def target_check(report: dict) -> list[dict]:
     return checks
 
 
+# Issue 27's calibration targets, each checked on held-out figures (the pack scored by a model fitted on
+# the others) at the default policy: (name, the figure's path in a method's entry or the pack's, the bound).
+LOPO_AUROC_MIN = 0.75
+FACTOID_COVERAGE_MIN = 0.6
+CRAG_MIN = 0.0
+
+
+def calibration_targets(report: dict) -> list[dict]:
+    """Issue 27's calibration targets on the leave-one-pack-out figures: AUROC ≥ 0.75 on every held-out
+    pack (all methods pooled), and per method and pack at the default policy factoid coverage ≥ 60 % (on
+    packs with factoid questions) and CRAG ≥ 0."""
+    checks = []
+    for pack, entry in report["packs"].items():
+        checks.append({"target": f"LOPO AUROC >= {LOPO_AUROC_MIN}", "pack": pack, "method": "pooled",
+                       "value": entry["lopo_auroc_pooled"],
+                       "met": entry["lopo_auroc_pooled"] is not None and entry["lopo_auroc_pooled"] >= LOPO_AUROC_MIN})
+        for method, m in entry["methods"].items():
+            at = m["lopo_policy"]
+            if at["factoid_coverage"] is not None:
+                checks.append({"target": f"LOPO factoid coverage >= {FACTOID_COVERAGE_MIN}", "pack": pack,
+                               "method": method, "value": at["factoid_coverage"],
+                               "met": at["factoid_coverage"] >= FACTOID_COVERAGE_MIN})
+            checks.append({"target": f"LOPO CRAG >= {CRAG_MIN}", "pack": pack, "method": method, "value": at["crag"],
+                           "met": at["crag"] >= CRAG_MIN})
+    return checks
+
+
 # ---------------------------------------------------------------- output
 
 
@@ -265,7 +321,7 @@ def _f(value: float | None, sign: bool = False) -> str:
 
 
 COLUMNS = ("method", *(f"{name} @{t:g}" for t in POLICIES for name in ("EM", "coverage", "CRAG", "factoid cov.")),
-           "AUROC", "LOPO AUROC")
+           "AUROC", "LOPO AUROC", *(f"LOPO {name} @{POLICIES[0]:g}" for name in ("coverage", "CRAG", "factoid cov.")))
 
 
 def markdown(report: dict) -> str:
@@ -277,7 +333,9 @@ def markdown(report: dict) -> str:
             at = m["policies"]
             cells = [f"{_f(p['em'])} | {_f(p['coverage'])} | {_f(p['crag'], True)} | {_f(p['factoid_coverage'])}"
                      for p in (at[str(POLICIES[0])], at[str(POLICIES[1])])]
-            lines.append(f"| {method} | {' | '.join(cells)} | {_f(m['auroc'])} | {_f(m['lopo_auroc'])} |")
+            held = m["lopo_policy"] or {}
+            lopo = f"{_f(held.get('coverage'))} | {_f(held.get('crag'), True)} | {_f(held.get('factoid_coverage'))}"
+            lines.append(f"| {method} | {' | '.join(cells)} | {_f(m['auroc'])} | {_f(m['lopo_auroc'])} | {lopo} |")
         lines += ["", f"LOPO AUROC, all methods pooled: {_f(entry['lopo_auroc_pooled'])}", ""]
         types = sorted({t for m in entry["methods"].values() for t in m["by_type"]})
         lines += ["EM per question type at min_confidence 0.5 / 0 (Δ vanilla on the same questions; * a type the "
@@ -300,6 +358,12 @@ def markdown(report: dict) -> str:
                  f"{len(report['target_check'])} (pack, method, type, policy) met; missed: "
                  + ("; ".join(f"{c['pack']} {c['method']} {c['type']} @{c['min_confidence']} {_f(c['delta'], True)}"
                               for c in missed) or "none"))
+    for target in dict.fromkeys(c["target"] for c in report["calibration_targets"]):
+        checks = [c for c in report["calibration_targets"] if c["target"] == target]
+        missed = [c for c in checks if not c["met"]]
+        lines.append(f"Target {target} (held out, @{POLICIES[0]:g}): {'MET' if not missed else 'NOT MET'}, "
+                     f"{len(checks) - len(missed)} of {len(checks)}; missed: "
+                     + ("; ".join(f"{c['pack']} {c['method']} {_f(c['value'])}" for c in missed) or "none"))
     return "\n".join(lines)
 
 
@@ -315,12 +379,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
         parser.error(f"unknown method(s) {', '.join(unknown)}; known: {', '.join(METHODS)}")
-    packs = {}
-    for name in (p for p in args.packs.split(",") if p):
-        folder = pack_folder(name)
-        if not (folder / "questions.jsonl").is_file():
-            parser.error(f"--packs: {name!r} is no pack folder ({folder}/questions.jsonl is missing)")
-        packs[folder.name] = folder
+    try:
+        packs = resolve_packs([p for p in args.packs.split(",") if p])
+    except ValueError as error:
+        parser.error(f"--packs: {error}")
     if not args.no_lopo and len(packs) < 2:
         parser.error(f"leave-one-pack-out AUROC needs at least 2 packs; got {len(packs)}: add a pack or --no-lopo")
     report = measure(packs, methods, lopo=not args.no_lopo, workers=args.workers)

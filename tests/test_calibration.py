@@ -32,7 +32,7 @@ BUILT_IN = ("vanilla", "rulerag", "tog2", "ras", "hybrid", "r2ag")
 def test_the_shipped_model_loads_names_only_known_features_and_says_what_it_was_fitted_on():
     model = default_model()
     assert set(model.weights) == set(FEATURES)
-    assert model.fitted_on["rows"] and model.fitted_on["report"] and model.fitted_on["threshold"] == 0.5
+    assert model.fitted_on["packs"] and model.fitted_on["report"] and model.fitted_on["threshold"] == 0.5
     assert model.weights["raw_logit"] > 0  # the method's own score counts for the answer, never against it
     with pytest.raises(CheckpointError, match="unknown features"):
         CalibrationModel.from_dict({"weights": {"method_is_demo": 1.0}, "intercept": 0.0})
@@ -43,7 +43,7 @@ def test_features_are_read_from_the_question_the_answer_and_the_runs_evidence_on
     assert values["shape_mismatch"] == 1.0 and values["asks_number"] == 1.0  # no number for 'how many'
     assert answer_features("Which river flows through Lyon?", "Rhône", 0.5)["shape_mismatch"] == 0.0
     stated = answer_features("When was Grace Hopper born?", "1906", 0.5, [STEPS[0].hits[0].text, "Other text."])
-    assert (stated["answer_support"], stated["answer_in_top"], stated["sentence_coverage"]) == (1 / 3, 1.0, 1.0)
+    assert (stated["answer_support"], stated["answer_beyond_top"], stated["sentence_coverage"]) == (1 / 3, 0.0, 1.0)
     linked = answer_features("Where was Ada born?", "Turin", 0.5, facts=[("Ada", "Turin")])
     assert linked["answer_in_graph"] == 1.0 and answer_features("Where was Ada born?", "Turin", 0.5,
                                                                 facts=[("Bo", "Turin")])["answer_in_graph"] == 0.0

@@ -18,6 +18,15 @@ from engine.tools.base import IDK
 from engine.trace import AnswerStep, CalculationStep, DecisionStep, GraphDeltaStep, RetrievalStep, Step
 
 MODEL_FILE = Path(__file__).with_name("model.json")
+# The features whose direction is known before any data (issue 27): the sign their weight must have,
+# +1 (may only raise the probability) or -1 (may only lower it). An unconstrained fit got two of them
+# wrong off the packs it saw — a shape mismatch at +1.49, the method's own score near 0 — so the
+# fitting script bounds them and a model that breaks one does not load.
+SIGNS: Mapping[str, int] = MappingProxyType({
+    "raw_logit": +1,       # the method's own score counts for its answer, never against it
+    "shape_mismatch": -1,  # no number for 'how many' can only make the answer less likely right
+    "answer_in_graph": +1,  # a graph fact tying a name of the question to the answer is evidence for it
+})
 
 
 @dataclass(frozen=True)
@@ -35,7 +44,13 @@ class CalibrationModel:
     them, and unsupported answers are mostly computed ones (an age from two dates, a premise judged
     false) that other cues score high. The fitting script sets each bound to what such answers were
     worth in its rows: (right + 1) / (n + 2) over their distinct question-answer pairs, the rule of
-    succession. The defaults apply no rule."""
+    succession. The defaults apply no rule.
+
+    Constraints (issue 27): each feature in SIGNS has a weight of its sign or 0 — the method's own
+    score ≥ 0, a shape mismatch ≤ 0, a graph fact tying the question to the answer ≥ 0 — and a plain
+    statement can only raise (the floor is a max), an unsupported answer only fall (the ceiling squeezes),
+    so a shape mismatch lowers the probability whatever else holds. The fit keeps only features whose
+    weight has one sign on every pack it is fitted on (scripts/fit_calibration.py); the rest weigh 0."""
 
     weights: Mapping[str, float]
     intercept: float
@@ -43,15 +58,28 @@ class CalibrationModel:
     plain_floor: float = 0.0
     unsupported_ceiling: float = 1.0
 
+    def __post_init__(self) -> None:
+        wrong = {n: w for n, w in self.weights.items() if w * SIGNS.get(n, 0) < 0}
+        if wrong:
+            raise CheckpointError(f"calibration weights {wrong} break their sign constraints "
+                                  f"{ {n: SIGNS[n] for n in wrong} } (+1: at least 0, -1: at most 0); refit with "
+                                  "scripts/fit_calibration.py, which bounds them")
+
     def probability(self, question: str, answer: str, raw: float, evidence: Sequence[str] = (),
                     facts: Sequence[tuple[str, str]] = (), derived: Derived = Derived()) -> float:
-        values = answer_features(question, answer, raw, evidence, facts)
+        stated = statement(question, answer, evidence)
+        supported = stated.supported or derived_support(question, answer, evidence, facts, derived)
+        return self.settled(answer_features(question, answer, raw, evidence, facts), supported=supported,
+                            plain=stated.plain)
+
+    def settled(self, values: Mapping[str, float], *, supported: bool, plain: bool) -> float:
+        """The probability from feature values and how the text states the answer: the logistic model,
+        then the two rules (monotone in the fitted value, so each feature's sign carries through)."""
         z = self.intercept + sum(w * values[n] for n, w in self.weights.items())
         fitted = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
-        stated = statement(question, answer, evidence)
-        if not (stated.supported or derived_support(question, answer, evidence, facts, derived)):
+        if not supported:
             return _below(fitted, self.unsupported_ceiling)
-        return max(fitted, self.plain_floor) if stated.plain else fitted
+        return max(fitted, self.plain_floor) if plain else fitted
 
     def to_dict(self) -> dict[str, Any]:
         return {"features": list(FEATURES), "weights": dict(self.weights), "intercept": self.intercept,

@@ -49,6 +49,8 @@ def test_the_report_has_every_pack_method_and_figure_within_its_range(measured):
                 assert -1 <= policy["crag"] <= 1
             for name in ("auroc", "lopo_auroc"):
                 assert figures[name] is None or 0 <= figures[name] <= 1
+            held = figures["lopo_policy"]
+            assert held["min_confidence"] == 0.5 and 0 <= held["coverage"] <= 1 and -1 <= held["crag"] <= 1
             assert set(figures["by_type"]) == {"factoid", "comparison", "multi_hop", "numeric", "false_premise"}
         assert entry["lopo_auroc_pooled"] is None or 0 <= entry["lopo_auroc_pooled"] <= 1
     assert set(report["lopo"]["per_method"]) == set(METHODS)
@@ -95,7 +97,8 @@ def test_markdown_has_a_row_per_method_and_the_columns(measured):
     header = [line for line in text.splitlines() if line.startswith("| method | EM")][0]
     assert [cell.strip() for cell in header.strip("|").split("|")] == [
         "method", "EM @0.5", "coverage @0.5", "CRAG @0.5", "factoid cov. @0.5",
-        "EM @0", "coverage @0", "CRAG @0", "factoid cov. @0", "AUROC", "LOPO AUROC"]
+        "EM @0", "coverage @0", "CRAG @0", "factoid cov. @0", "AUROC", "LOPO AUROC",
+        "LOPO coverage @0.5", "LOPO CRAG @0.5", "LOPO factoid cov. @0.5"]
     for method in METHODS:
         assert text.count(f"| {method} |") == 4  # two packs × (figures, EM per type)
 
