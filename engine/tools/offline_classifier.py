@@ -52,6 +52,11 @@ _WINDOW_STOP = frozenset(
 _GENERIC_HEADS = frozenset("name type kind sort form title".split())
 _LEADING_PREPOSITIONS = frozenset("in on at for of by to from during and so".split())
 _CONNECTORS = frozenset("of de da di del della du la le von van der den the and &".split())
+# words that are never an option of their own ('is it true or not', 'did he win or lose at all')
+_FUNCTION_WORDS = frozenset(
+    "not no yes it this that there he she they we you him her his them me us a an the of in on at to for "
+    "from by with so".split()
+) | AUXILIARIES
 _TOKEN = re.compile(r"[\w][\w'’\-.&]*|[^\w\s]")
 
 
@@ -93,7 +98,22 @@ def choice_options(question: str) -> tuple[str, ...]:
     return ()
 
 
+_AUX_RE = "|".join(sorted(AUXILIARIES))
+# 'is A shorter than B, or the other way round?': a choice between A and B, not a yes/no question
+_REVERSIBLE = re.compile(
+    rf"^(?:{_AUX_RE})\s+(?P<a>.+?)\s+(?:\w+er|more\s+\w+|less\s+\w+)\s+than\s+(?P<b>.+?),?\s+or\s+"
+    r"(?:the\s+other\s+way\s+a?round|vice\s+versa|the\s+reverse)$",
+    flags=re.IGNORECASE,
+)
+_WORD_CHOICE = re.compile(
+    rf"^(?:{_AUX_RE})\b.*?\b(?P<a>[a-z]+)\s+or\s+(?:an?\s+|the\s+)?(?P<b>[a-z]+)\b", flags=re.IGNORECASE
+)
+
+
 def _or_options(body: str) -> tuple[str, ...]:
+    reversible = _REVERSIBLE.match(body)
+    if reversible:
+        return _clean_options([reversible.group("a"), reversible.group("b")])
     left, right = re.split(r"\s+or\s+(?!.*\s+or\s+)", body, maxsplit=1, flags=re.IGNORECASE)
     head, sep, listed = _split_head(left)
     if sep:
@@ -106,7 +126,16 @@ def _or_options(body: str) -> tuple[str, ...]:
     right_name = _leading_name(right)
     if left_name and right_name:
         return _clean_options([left_name, right_name])
-    return ()
+    return _word_options(body)
+
+
+def _word_options(body: str) -> tuple[str, ...]:
+    """'Is Ely north or south of Cambridge?': two lower-case words around 'or' after an auxiliary are the
+    options, so its answer is one of them, never yes or no."""
+    match = _WORD_CHOICE.match(body)
+    if not match or match.group("a").lower() in _FUNCTION_WORDS or match.group("b").lower() in _FUNCTION_WORDS:
+        return ()
+    return _clean_options([match.group("a"), match.group("b")])
 
 
 def _split_head(left: str) -> tuple[str, str, str]:
@@ -193,6 +222,29 @@ def _wh_kind(lowered: list[str]) -> str:
         # "a population of what?" asks for the noun before "of"
         return _noun_kind(lowered[index - 2]) or "other"
     return _head_noun_kind(rest)
+
+
+def asked_nouns(question: str) -> tuple[str, ...]:
+    """The words of the noun phrase a which/what question asks for ('which US city' → ('us', 'city');
+    'what type of product' → ('product',)); () for who/when/where/how and descriptions. Without a tagger
+    the head is not known, so the reader matches a candidate's own head noun against any of them."""
+    lowered = [w.lower() for w in re.findall(r"\w+(?:['’]\w+)?", " ".join(str(question or "").split()))]
+    index = _question_word_index(lowered) if lowered else -1
+    if index < 0 or lowered[index] not in ("which", "what"):
+        return ()
+    rest = lowered[index + 1:]
+    window = _noun_window(rest)
+    while window and window[0] in _GENERIC_HEADS and rest[rest.index(window[0]) + 1:][:1] == ["of"]:
+        rest = rest[rest.index(window[0]) + 2:]
+        window = _noun_window(rest)
+    nouns: list[str] = []
+    for word in window:
+        # 'which company developed the game': a past verb or a determiner ends the asked phrase
+        if nouns and (word in _DETERMINERS or word.endswith("ed")):
+            break
+        if not word.isdigit() and word not in ("other", "another"):
+            nouns.append(word)
+    return tuple(nouns)
 
 
 def _head_noun_kind(rest: list[str]) -> str:

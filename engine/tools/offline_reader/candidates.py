@@ -7,6 +7,13 @@ import re
 from dataclasses import replace
 
 from engine.text import STOPWORDS, YEAR_DIGITS, contains_run, is_year
+from engine.tools.offline_reader.answer_types import (
+    MODIFIER,
+    context_type,
+    is_modifier,
+    named_as,
+    type_fit,
+)
 from engine.tools.offline_reader.context import Context, fmt
 from engine.tools.offline_reader.lexicon import (
     CONNECTORS,
@@ -59,7 +66,7 @@ def occurrences(context: Context, sentence: Sentence) -> list[Occurrence]:
     elif kind == "number":
         found = number_occurrences(sentence)
     else:
-        found = _span_occurrences(sentence, kind, context.gazetteer)
+        found = _typed(context, sentence, kind, _span_occurrences(sentence, kind, context.gazetteer))
     asked = context.question_words
     return [o for o in found if not in_question(o.key, asked)]
 
@@ -159,6 +166,19 @@ def _span_occurrences(sentence: Sentence, kind: str, gazetteer: Gazetteer) -> li
             surface, b = _with_region(sentence, surface, a, b)
         found.append(Occurrence(key_of(surface.split(",")[0]), surface, a, b, weight))
     return found
+
+
+def _typed(context: Context, sentence: Sentence, kind: str, found: list[Occurrence]) -> list[Occurrence]:
+    """Weigh each name by whether its type, read from the evidence, is the asked one (answer_types)."""
+    typed = []
+    for occ in found:
+        fit = type_fit(kind, context.asked_nouns, context.entity_types.get(occ.key),
+                       context_type(sentence, occ.index, occ.end),
+                       named_as(sentence, occ.index, occ.end, context.asked_nouns))
+        if kind != "demonym" and is_modifier(sentence, occ.index, occ.end):
+            fit *= MODIFIER
+        typed.append(replace(occ, weight=occ.weight * fit) if fit != 1.0 else occ)
+    return typed
 
 
 def _title_subject(sentence: Sentence) -> list[Occurrence]:

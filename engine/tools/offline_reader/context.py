@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from engine.tools.base import IDK, AnswerType, Reading
+from engine.tools.offline_classifier import asked_nouns
+from engine.tools.offline_reader.answer_types import EntityType, defined_types
 from engine.tools.offline_reader.lexicon import lower_words
 from engine.tools.offline_reader.names import Gazetteer
 from engine.tools.offline_reader.records import Sentence
@@ -41,6 +43,15 @@ class Context:
         """The stems a candidate's nearness is measured to: the question's own (no built-in list of
         relations and their inverses — such a list only knows the domains it was written for)."""
         return self.question_stems
+
+    @cached_property
+    def asked_nouns(self) -> tuple[str, ...]:
+        return asked_nouns(self.question)
+
+    @cached_property
+    def entity_types(self) -> dict[str, EntityType]:
+        """What each defined name in the evidence is ('a German conglomerate company' → company)."""
+        return defined_types(self.sentences, self.gazetteer)
 
     def ranked(self) -> list[Sentence]:
         return sorted(self.sentences, key=lambda s: -s.score)

@@ -5,20 +5,23 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from engine.text import contains_run
 from engine.tools.base import Reading
 from engine.tools.calculator import calculation_step
 from engine.tools.offline_reader.candidates import date_occurrences, proximity
 from engine.tools.offline_reader.context import Context, cited, fmt, quote, relevance
 from engine.tools.offline_reader.lexicon import DEATH_WORDS, NUMBER_WORDS, lower_words
 from engine.tools.offline_reader.mentions import life_year, mentions_of, question_anchors
+from engine.tools.offline_reader.names import key_of
 from engine.tools.offline_reader.records import Sentence
-from engine.tools.offline_reader.sentences import content_stems, lexical_overlap
+from engine.tools.offline_reader.sentences import bare_title, content_stems, lexical_overlap
 
 _AGE = re.compile(
     r"\b(?:at the age of|aged|at age)\s+(\d+|[a-z]+(?:-[a-z]+)?)\b"
     r"|\b(\d+|[a-z]+(?:-[a-z]+)?)\s+years?\s+old\b",
     flags=re.IGNORECASE,
 )
+OTHER_SUBJECT = 0.2  # a year from a sentence about the other side of a difference
 _SPAN_UNITS = r"(?:years|months|days|decades|centuries)"
 _AUX_RE = r"(?:did|was|were|is|are|does|do|had|has|have|would)"
 _PRONOUN = re.compile(r"\b(?:he|she|they|his|her|hers|their|its|it|him|them)\b", flags=re.IGNORECASE)
@@ -150,14 +153,17 @@ def _event_years(context: Context, events: list[_Event]) -> list[tuple[int, Sent
         return _years_of_one_event(context, events[0])
     found: list[tuple[int, Sentence | None]] = []
     for event in events:
-        year = _event_year(context, event, {y for y, _ in found})
+        others = tuple(e.anchor for e in events if e.anchor and key_of(e.anchor) != key_of(event.anchor))
+        year = _event_year(context, event, {y for y, _ in found}, others)
         if year is None:
             return []
         found.append(year)
     return found
 
 
-def _event_year(context: Context, event: _Event, exclude: set[int]) -> tuple[int, Sentence | None] | None:
+def _event_year(
+    context: Context, event: _Event, exclude: set[int], others: tuple[str, ...] = ()
+) -> tuple[int, Sentence | None] | None:
     literal = re.fullmatch(r"\s*(?:the year\s+)?(\d{3,4})\s*", event.text)
     if literal:
         return int(literal.group(1)), None
@@ -166,18 +172,24 @@ def _event_year(context: Context, event: _Event, exclude: set[int]) -> tuple[int
         found = life_year(mentions_of(context, event.anchor), mode, exclude)
         if found is not None:
             return found
-    ranked = _years_by_fit(context, event, exclude)
+    ranked = _years_by_fit(context, event, exclude, others)
     return ranked[0] if ranked else None
 
 
-def _years_by_fit(context: Context, event: _Event, exclude: set[int]) -> list[tuple[int, Sentence]]:
-    """Years ranked by how well their sentence and their neighbourhood match the event's words."""
+def _years_by_fit(
+    context: Context, event: _Event, exclude: set[int], others: tuple[str, ...] = ()
+) -> list[tuple[int, Sentence]]:
+    """Years ranked by how well their sentence and their neighbourhood match the event's words. A sentence
+    about another side of the difference ('The Brask Cup was founded in 1954 … first held in 1957') gives
+    its years to that side, not this one: each operand comes from its own entity."""
     stems = content_stems(event.text)
     scored: dict[int, tuple[float, Sentence]] = {}
     for sentence in context.sentences:
         overlap = lexical_overlap(stems, sentence, context.idf)
         if overlap <= 0:
             continue
+        if any(_about(sentence, other) for other in others) and not _about(sentence, event.anchor):
+            overlap *= OTHER_SUBJECT
         for occ in date_occurrences(sentence, "year"):
             year = int(occ.value or 0)
             if year in exclude:
@@ -187,6 +199,16 @@ def _years_by_fit(context: Context, event: _Event, exclude: set[int]) -> list[tu
             if fit > scored.get(year, (0.0, sentence))[0]:
                 scored[year] = (fit, sentence)
     return [(year, s) for year, (fit, s) in sorted(scored.items(), key=lambda kv: -kv[1][0])]
+
+
+def _about(sentence: Sentence, anchor: str) -> bool:
+    """Is the sentence about this name: its page's title, or the name it opens with?"""
+    words = key_of(anchor).split()
+    if not words:
+        return False
+    title = key_of(bare_title(sentence.title)).split()
+    opening = list(sentence.lowered[: len(words) + 1])
+    return contains_run(title, words) or contains_run(opening, words)
 
 
 def _years_of_one_event(context: Context, event: _Event) -> list[tuple[int, Sentence | None]]:
