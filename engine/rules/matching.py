@@ -17,6 +17,11 @@ So [decide]:
    0.28–0.53 and is the best or within 0.02 of it). A rule whose head is an identified relation
    gets `relation_bonus` (default 0.25) added: similarity = min(1, cosine + bonus).
    Gold rules then score 0.75–0.91, above θ = 0.7; rules with another head stay below 0.7.
+3. Issue 27 (on packs never tuned on, step 2 left 5 of 8 rule questions with no rule): the bonus is
+   scaled by the head *agreement* (engine.rules.applicability) — 1 when the relation step above names
+   the head, else the share of the head label's word stems the question uses — and a rule is only
+   matched when it is *applicable*: its walk starts from an entity the question names and its answer
+   shape fits the question's. A rule that fails either is still scored (shown), never matched.
 
 Ranking uses only this similarity (the paper ignores miner confidence here); confidence rides
 along for display and for the offline reader's vote.
@@ -37,6 +42,7 @@ import numpy as np
 from engine.graph.kg import KnowledgeGraph
 from engine.knowledge.records import Rule
 from engine.retrieval.embedder import Embedder
+from engine.rules.applicability import QuestionView, executable, head_agreement, shape_fits
 from engine.rules.text import relation_label, rule_sentence, rule_text
 from engine.trace import RuleMatch
 
@@ -62,12 +68,14 @@ class MatchConfig:
 
 @dataclass(frozen=True)
 class ScoredRule:
-    """A rule with its similarity to the question and whether relation matching raised it."""
+    """A rule with its similarity to the question, whether relation matching raised it, and whether it
+    can answer the question at all (engine.rules.applicability; the paper mode does not check)."""
 
     rule: Rule
     similarity: float
     cosine: float
     head_matched: bool
+    applicable: bool = True
 
     def to_match(self) -> RuleMatch:
         return RuleMatch(id=self.rule.id, text=rule_text(self.rule.head, self.rule.body), head=self.rule.head,
@@ -108,7 +116,7 @@ def question_relations(vector: np.ndarray, relations: Sequence[str], embedder: E
 
 def match_rules(question: str, rules: Sequence[Rule], kg: KnowledgeGraph, embedder: Embedder,
                 config: MatchConfig = MatchConfig()) -> RuleMatching:
-    """Score every rule; keep those with similarity > θ, at most N, best first (ties by rule id)."""
+    """Score every rule; keep the applicable ones with similarity > θ, at most N, best first (ties by rule id)."""
     if config.mode == "paper":
         return _match_paper(question, rules, embedder, config)
     abstract = abstract_question(question, kg)
@@ -118,11 +126,13 @@ def match_rules(question: str, rules: Sequence[Rule], kg: KnowledgeGraph, embedd
     # encode_queries caches, so the rule bank is embedded once per process
     cosines = embedder.encode_queries([rule_sentence(r) for r in rules]) @ vector
     relations = question_relations(vector, sorted({r.head for r in rules} | _body_relations(rules)), embedder)
+    view = QuestionView.of(question, abstract, kg)
+    starts = executable(view, [r for r in rules if shape_fits(view, r, kg)], kg)
     scored = []
     for rule, cosine in zip(rules, cosines):
-        head_matched = rule.head in relations
-        similarity = min(1.0, float(cosine) + (config.relation_bonus if head_matched else 0.0))
-        scored.append(ScoredRule(rule, similarity, float(cosine), head_matched))
+        agreement = 1.0 if rule.head in relations else head_agreement(view, rule)
+        similarity = min(1.0, float(cosine) + config.relation_bonus * agreement)
+        scored.append(ScoredRule(rule, similarity, float(cosine), agreement > 0, rule.id in starts))
     return _ranked(scored, config, abstract, relations)
 
 
@@ -139,7 +149,7 @@ def _match_paper(question: str, rules: Sequence[Rule], embedder: Embedder, confi
 def _ranked(scored: list[ScoredRule], config: MatchConfig, question: str,
             relations: tuple[str, ...]) -> RuleMatching:
     scored.sort(key=lambda s: (-s.similarity, s.rule.id))
-    matched = tuple(s for s in scored if s.similarity > config.theta)[: config.top_n]
+    matched = tuple(s for s in scored if s.applicable and s.similarity > config.theta)[: config.top_n]
     return RuleMatching(tuple(scored), matched, question, relations)
 
 

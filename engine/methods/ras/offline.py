@@ -8,7 +8,10 @@
 - the next sub-query is the first phrase that could not be answered yet (as its own question), or, once
   every phrase is answered, the rewritten question (the bridge entity plus the unresolved part);
 - [SUFFICIENT] when the reader answers the fully rewritten question with confidence >= `sufficiency`
-  (an answer that merely repeats a name in the question never counts), or when there is nothing new to
+  (an answer that merely repeats a name in the question never counts) and the answer reaches what the
+  question asks (engine.methods.ras.bridge, issue 27: an answer that is not the kind of thing asked for
+  is the bridge entity; the question is asked once more with it written in, and the answer one hop on
+  is taken when the reader is confident of it), or when there is nothing new to
   ask: a question without relational phrases falls back to the bridge entity of the last round's
   triples whose relation is closest to the question, asked as 'What links <entity> to <question
   entity>?' (issue 22: pasting the entity before the question's leftover words read as nonsense);
@@ -32,6 +35,7 @@ from dataclasses import dataclass, replace
 from engine.graph.kg import KnowledgeGraph
 from engine.graph.linking import entity_linker
 from engine.knowledge.records import Triple
+from engine.methods.ras.bridge import asked_noun, beyond, bridged_question, is_bridge
 from engine.methods.ras.query_graph import QueryGraph, fold
 from engine.methods.ras.tools import Plan, Round
 from engine.retrieval.embedder import Embedder
@@ -122,6 +126,19 @@ def _names_another(answer: str, hop: Hop, graph: QueryGraph, texts: Sequence[str
     return answer[:1].isupper() or answer[:1].isdigit() or hop.kind not in ("person", "place")
 
 
+def past_bridge(question: str, reading: Reading, reader: Reader, rounds: Sequence[Round], evidence: Sequence[Hit],
+                needed: float) -> tuple[Reading, str]:
+    """(the reading to answer with, the sub-query still to ask first or ''): a confident answer that stops one
+    hop short (engine.methods.ras.bridge) is replaced by the answer one hop on, once that was retrieved for."""
+    if not is_bridge(question, reading, [h.text for h in evidence]):
+        return reading, ""
+    follow = bridged_question(question, reading.answer)
+    chunks, asked = evidence_for(follow, rounds, evidence)
+    if not asked:
+        return reading, follow
+    return beyond(question, reading, reader.read(follow, chunks), needed) or reading, ""
+
+
 class MemoReader:
     """One run's reader: the planner re-resolves the question every round, mostly over the same chunks."""
 
@@ -161,8 +178,12 @@ class OfflinePlanner:
             reading = self.reader.read(res.question, evidence_for(res.question, rounds, evidence)[0])
             if (not reading.refused and reading.confidence >= self.sufficiency
                     and not echoes_question(question, reading.answer, self.classifier)):
-                return Plan("sufficient", "", f"{found}the reader answers {reading.answer!r} with confidence "
-                            f"{reading.confidence:.2f} >= {self.sufficiency}", res.steps + reading.steps)
+                final, follow = past_bridge(res.question, reading, self.reader, rounds, evidence, self.sufficiency)
+                if follow and fold(follow) not in asked:
+                    return Plan("subq", follow, f"{found}{reading.answer!r} is not the {asked_noun(res.question)} "
+                                "asked for: asking one hop on", res.steps + reading.steps)
+                return Plan("sufficient", "", f"{found}the reader answers {final.answer!r} with confidence "
+                            f"{final.confidence:.2f} >= {self.sufficiency}", res.steps + final.steps)
             target, why = res.question, "asking again"
         steps = res.steps + (reading.steps if reading else ())
         if fold(target) not in asked:
@@ -255,10 +276,12 @@ class OfflineAnswerer:
         if res.question != question:
             reading = self.reader.read(res.question, evidence_for(res.question, rounds, evidence)[0])
             if not reading.refused:
+                reading = past_bridge(res.question, reading, self.reader, rounds, evidence, self.trust)[0]
                 return Reading(reading.answer, tuple(dict.fromkeys(res.citations + reading.citations)),
                                reading.confidence, rationale=f"{res.describe()}; then {reading.rationale}",
                                steps=res.steps + reading.steps)
-        return self.reader.read(question, evidence)
+        return past_bridge(question, self.reader.read(question, evidence), self.reader, rounds, evidence,
+                           self.trust)[0]
 
 
 def _same(a: str, b: str) -> bool:

@@ -28,9 +28,11 @@ def kinds(trace):
 def test_rulerag_step_sequence_on_a_demo_rule_question(demo_workbench):
     trace = demo_workbench.ask(TELLER, "rulerag", question_id="q068")
     assert kinds(trace) == [("rules_matched", 0), ("retrieval", 0), ("retrieval", 1), ("retrieval", 1),
-                            ("retrieval", 1), ("retrieval", 1), ("decision", 1), ("answer", 1)]
+                            ("retrieval", 1), ("decision", 1), ("answer", 1)]
     matched, standard, *per_rule, merged, decision, answer = trace.steps
-    assert isinstance(matched, RulesMatchedStep) and [r.id for r in matched.rules] == ["r01", "r03", "r02"]
+    # r02 (died in → located in) is not matched: the pack does not say where Stanford is, so its walk from
+    # Edward Teller ends nowhere (issue 27: a rule whose walk cannot run is never picked)
+    assert isinstance(matched, RulesMatchedStep) and [r.id for r in matched.rules] == ["r01", "r03"]
     assert standard.query == TELLER and all(h.provenance == "question" for h in standard.hits)
     assert per_rule[0].query == TELLER + " [X, born in, Z] and [Z, located in, Y] leads to [X, citizen of, Y]"
     assert all(h.provenance == "rule r01" for h in per_rule[0].hits)
@@ -134,13 +136,13 @@ def test_rulerag_on_an_llm_backend_sends_the_five_block_prompt_and_parses_the_re
                      params=RuleRagParams(), cancel=threading.Event())
     steps = list(get_method("rulerag").run(TELLER, ctx))
     assert [s.kind for s in steps] == ["rules_matched", "retrieval", "retrieval", "retrieval", "retrieval",
-                                       "retrieval", "llm_call", "decision", "answer"]
+                                       "llm_call", "decision", "answer"]
     call = next(s for s in steps if isinstance(s, LlmCallStep))
     assert call.role == "rule reader" and len(chat.sent) == 1
     prompt = chat.sent[0]
     for block in ("# Instruct:", "# Retrieved documents:", "# Rules:", "# Query:", "# Answer:"):
         assert block in prompt
-    assert "use the following three rules" in prompt and "Rule Three:" in prompt
+    assert "use the following two rules" in prompt and "Rule Two:" in prompt and "Rule Three:" not in prompt
     assert steps[-2].title == "Answered by rule r01" and steps[-1].text == "Hungary"
     assert steps[-1].backend == "fake"
 
@@ -168,22 +170,21 @@ def test_rulerag_llm_path_step_sequence_and_the_exact_five_block_prompt(demo_pac
     steps = list(get_method("rulerag").run(TELLER, ctx))
     assert [(s.kind, s.iteration) for s in steps] == [
         ("rules_matched", 0), ("retrieval", 0), ("retrieval", 1), ("retrieval", 1), ("retrieval", 1),
-        ("retrieval", 1), ("llm_call", 1), ("decision", 1), ("answer", 1)]
-    merged = steps[5]
-    assert merged.title == "Merged: 10 chunks from 3 rules" and len(chat.sent) == 1
+        ("llm_call", 1), ("decision", 1), ("answer", 1)]
+    merged = steps[4]
+    assert merged.title == "Merged: 10 chunks from 2 rules" and len(chat.sent) == 1
     documents = " ".join(_prompt_document(h.text) for h in merged.hits)
     assert chat.sent[0] == "\n".join([
         INSTRUCT,
         f"# Retrieved documents: The following documents are related to the query. {documents}",
-        "# Rules: You can use the following three rules to answer the given query. "
+        "# Rules: You can use the following two rules to answer the given query. "
         "Rule One: [X, born in, Z] and [Z, located in, Y] leads to [X, citizen of, Y]. "
-        "Rule Two: [X, employer, Z1] and [Z1, located in, Z2] and [Z2, located in, Y] leads to [X, citizen of, Y]. "
-        "Rule Three: [X, died in, Z] and [Z, located in, Y] leads to [X, citizen of, Y].",
+        "Rule Two: [X, employer, Z1] and [Z1, located in, Z2] and [Z2, located in, Y] leads to [X, citizen of, Y].",
         f"# Query: {TELLER}",
         "# Answer:",
     ]) + "\n"
-    assert steps[6].prompt == "[user]\n" + chat.sent[0]
-    assert (steps[7].title, steps[8].text, steps[8].refused) == ("Answered by rule r01", "Hungary", False)
+    assert steps[5].prompt == "[user]\n" + chat.sent[0]
+    assert (steps[6].title, steps[7].text, steps[7].refused) == ("Answered by rule r01", "Hungary", False)
 
 
 def test_rulerag_llm_garbage_reply_is_an_error_step_and_a_refusal(demo_pack, demo_workbench):
