@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import html
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -402,7 +403,8 @@ def _pool(items: Iterable[Item], prefix: str) -> tuple[list[Document], list[Ques
 
 def _question(item: Item, question_id: str, supporting_docs: list[str],
               adversarial_docs: list[str]) -> Question:
-    titles = item.topic_entities or [p.title for p in item.paragraphs if p.supporting and not p.adversarial]
+    titles = [html.unescape(t) for t in item.topic_entities] or [
+        _display_title(p) for p in item.paragraphs if p.supporting and not p.adversarial]
     extra = {**item.extra, "source_id": item.source_id}
     if adversarial_docs:
         extra["adversarial_docs"] = adversarial_docs
@@ -428,13 +430,15 @@ def _unique(candidate: str, used: set[str]) -> str:
 
 
 def _display_title(paragraph: Paragraph) -> str:
-    """A distractor titled "added" is named after its subject, as a real page would be.
+    """The title as the texts write it; a distractor titled "added" is named after its subject.
 
-    Keeping "added" would tell every retriever which paragraphs are fakes and defeat the
-    adversarial set; the subject phrase is what the distractor imitates.
+    HotpotQA's titles are HTML-escaped ("Patek Philippe &amp; Co.") while its paragraphs are not, so
+    no text ever mentioned such a title (ToG-2's title-mention links, issue 27). Keeping "added" would
+    tell every retriever which paragraphs are fakes and defeat the adversarial set; the subject phrase
+    is what the distractor imitates.
     """
     if not paragraph.adversarial and paragraph.title:
-        return paragraph.title
+        return html.unescape(paragraph.title)
     match = _SUBJECT_END.search(paragraph.text)
     subject = paragraph.text[: match.start()].strip() if match else ""
     if not subject or len(subject.split()) > 8:

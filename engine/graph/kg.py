@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import networkx as nx
 
 from engine.cache import Registry
+from engine.graph.names import is_mention
 from engine.knowledge.records import Pack, Triple
 from engine.text import name_pattern
 
@@ -66,10 +67,12 @@ class KnowledgeGraph:
         return {e.lower(): e for e in self.entities}
 
     def find_entities(self, text: str) -> list[str]:
-        """Known entity names in `text`, longest match first, in order of appearance."""
+        """Known entity names in `text`, longest match first, in order of appearance; a function word or a
+        one-word name inside a longer capitalised name is no mention (engine.graph.names, issue 27)."""
         if self._matcher is None:
             return []
-        found = (self._canonical[m.group(0).lower()] for m in self._matcher.finditer(text))
+        found = (self._canonical[m.group(0).lower()] for m in self._matcher.finditer(text)
+                 if is_mention(text, m.start(), m.end()))
         return list(dict.fromkeys(found))
 
     def facts_about(self, entity: str, limit: int = 50) -> list[Triple]:

@@ -44,7 +44,7 @@ class EntityLink:
 
     entity: str
     mention: str
-    method: str  # exact | alias | fuzzy | embedding
+    method: str  # exact | alias | fuzzy | embedding; ToG-2 adds retrieval (a top document's title)
     score: float
 
 
@@ -85,6 +85,11 @@ class EntityLinker:
             links = self._link(question)
             self._links.put(question, links)
         return links
+
+    def names_in(self, text: str) -> list[str]:
+        """The pack's names a text mentions by name or derived alias (no fuzzy or embedding guesses), in
+        order: what ToG-2's title-mention links between documents are made of."""
+        return list(dict.fromkeys(link.entity for link in self._by_name(text)))
 
     def _link(self, question: str) -> tuple[EntityLink, ...]:
         links: dict[str, EntityLink] = {}
@@ -152,15 +157,16 @@ def entity_linker(kg: KnowledgeGraph, embedder: Embedder) -> EntityLinker:
 
 
 def alias_table(names: Sequence[str]) -> dict[str, str]:
-    """Derived alias → canonical name, for names that differ from every canonical one."""
+    """Derived alias → canonical name, for names that differ from every canonical one. An alias two names
+    share ("Once" of "Once (film)" and "Once (musical)") names neither, so it is left out."""
     known = {n.lower() for n in names}
-    table: dict[str, str] = {}
+    table: dict[str, set[str]] = {}
     for name in names:
         for alias in (re.sub(r"\s*\([^)]*\)\s*$", "", name), re.sub(r"^the\s+", "", name, flags=re.I)):
             alias = alias.strip()
             if len(alias) >= MIN_NAME_CHARS and alias.lower() not in known:
-                table.setdefault(alias, name)
-    return table
+                table.setdefault(alias, set()).add(name)
+    return {alias: next(iter(targets)) for alias, targets in table.items() if len(targets) == 1}
 
 
 def _spans(text: str) -> list[str]:

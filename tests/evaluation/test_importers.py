@@ -94,6 +94,17 @@ def test_a_distractor_titled_added_is_named_after_its_subject(tmp_path):
     assert fake.title == "Jan Kowalski"
 
 
+def test_html_escaped_titles_are_written_as_their_texts_write_them(tmp_path):
+    """HotpotQA escapes titles ("&amp;") but not text; an escaped title is never mentioned (issue 27)."""
+    item = {"_id": "hp9", "question": "Where is the watchmaker of Antoni Patek based?", "answer": "Geneva",
+            "type": "bridge", "level": "hard", "supporting_facts": [["Antoni Patek", 0], ["Patek &amp; Co.", 0]],
+            "context": [["Antoni Patek", ["Antoni Patek founded Patek & Co. in 1851."]],
+                        ["Patek &amp; Co.", ["Patek & Co. is based in Geneva."]]]}
+    pack = import_hotpot(_file(tmp_path, [item]))
+    assert [d.title for d in pack.documents] == ["Antoni Patek", "Patek & Co."]
+    assert pack.questions[0].topic_entities == ("Antoni Patek", "Patek & Co.")
+
+
 def test_adversarial_question_types_come_from_answers_and_options(tmp_path):
     types = {q.id: q.type for q in import_hotpot(_file(tmp_path, ADVERSARIAL)).questions}
     assert types == {"adv1": "multi_hop", "adv2": "comparison", "adv3": "comparison", "adv4": "multi_hop"}

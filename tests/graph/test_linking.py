@@ -53,3 +53,15 @@ def test_a_span_close_in_embedding_space_links_by_embedding():
 
 def test_a_question_naming_no_known_entity_links_nothing():
     assert EntityLinker(kg()).link("what is the meaning of life?") == ()
+
+
+def test_titles_that_are_question_words_are_never_linked_from_the_questions_grammar():
+    """Issue 27: HotpotQA paragraphs titled 'Who' and 'One' linked every question's 'who' and 'one'."""
+    names = KnowledgeGraph([], extra_entities=["Who", "One", "Grace Hopper"])
+    links = EntityLinker(names).link("Who was the one who hired Grace Hopper?")
+    assert [x.entity for x in links] == ["Grace Hopper"]
+
+
+def test_a_one_word_title_is_not_linked_from_inside_a_longer_name():
+    names = KnowledgeGraph([], extra_entities=["Grace", "Hopper (crater)"])
+    assert EntityLinker(names).link("Which navy hired Grace Hopper?") == ()

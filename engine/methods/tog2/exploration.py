@@ -16,8 +16,9 @@ taken here ([decide] items of the spec, numbered as in its §8):
   `entities` list names it (at most MAX_LISTED_DOCS), so a city does not inherit every biography.
   There is no other fallback: an entity with neither (a name only mentioned in some text, a literal)
   has no chunks, so it is never scored with another entity's document.
-A pack without triples is explored through its documents (§5 ToG-FinQA-like "document graph"):
-entity e `mentions` c when c's name occurs in e's document; `~mentions` walks that backwards.
+A pack without triples is explored through its documents (§5 ToG-FinQA-like "document graph", the
+paper's entity-document links): entity e `mentions` c when c's name or a derived alias ("Rumble Fish" of
+"Rumble Fish (novel)") occurs in e's document; `~mentions` walks that backwards.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import numpy as np
 
 from engine.cache import LruCache, Registry
 from engine.graph.kg import KnowledgeGraph
+from engine.graph.linking import EntityLinker
 from engine.knowledge.chunking import Chunk
 from engine.retrieval.index import embedding_text
 from engine.retrieval.suite import Retrieval
@@ -149,8 +151,9 @@ def _mention_links(kg: KnowledgeGraph, retrieval: Retrieval) -> tuple[dict, dict
 def _find_mention_links(kg: KnowledgeGraph, retrieval: Retrieval) -> tuple[dict, dict]:
     out: dict[str, dict[str, None]] = defaultdict(dict)
     back: dict[str, dict[str, None]] = defaultdict(dict)
+    linker = EntityLinker(kg)  # names and aliases only: no embedder needed
     for doc in retrieval.pack.documents:
-        for name in kg.find_entities(doc.text):
+        for name in linker.names_in(doc.text):
             if name != doc.title and len(name) >= MIN_NAME_CHARS:
                 out[doc.title][name] = None
                 back[name][doc.title] = None

@@ -69,6 +69,7 @@ from engine.trace import AnswerStep, DecisionStep, Edge, GraphDeltaStep, Hit, Ll
 
 ENDING_ACTIONS = frozenset({"answer", "depth_cap"})  # decisions an answer step follows at once
 BOUNDED_ROLES = frozenset({"relation prune", "reasoning"})  # the calls the paper's bound counts (spec §2.3)
+RETRIEVED_SCORE = 0.5  # a topic entity found by text retrieval, not named: below every name link
 INITIAL_PER_ENTITY = 3  # spec §4 [code]: top-3 per topic entity seed the pool
 MAX_STUBS = 8  # pruned relations drawn per frontier entity; the rest are only counted
 RETRIEVER = "tog2 entity documents (MiniLM)"
@@ -107,6 +108,7 @@ class _State:
     arrived: dict[str, str]  # entity → relation that reached it (no immediate backtracking)
     paths: dict[str, str]  # entity → the verbalised path from a topic entity
     visited: frozenset[str]
+    expanded: frozenset[str] = frozenset()  # entities whose relations have been followed
     facts: tuple[Triple, ...] = ()
     pool: tuple[ScoredChunk, ...] = ()
     clue: str = ""
@@ -147,6 +149,10 @@ class Tog2Method(Method):
         found = [link for link in entity_linker(ctx.tools.kg, ctx.retrieval.embedder).link(question)
                  if graph.documents.chunks(link.entity) or graph.relations(link.entity)]
         links = [link for link in found if not is_bare_year(link.entity)]
+        retrieved: tuple[Hit, ...] = ()
+        if not links:  # no name of the pack in the question: start from what text retrieval finds
+            retrieved = ctx.retrieval.search(question, k=params.k, retriever=params.retriever, provenance="question")
+            links = _retrieved_links(retrieved, graph, params.width)
         if not links:
             yield from self._text_only(question, ctx)
             return
@@ -157,14 +163,15 @@ class Tog2Method(Method):
         yield _linking_delta(links, choice)
         yield _linking_decision(links, choice, [link.entity for link in found if link not in links])
         # §2.1.3 initial context over the topic entities' documents
-        seed = top_per_entity(score_chunks(graph.documents, [question], [(e, "") for e in choice.kept]),
-                              INITIAL_PER_ENTITY)
-        yield RetrievalStep(iteration=0, title=f"Initial context: {len(seed)} chunks of the topic entities' documents",
+        seed = _seed(graph, question, choice.kept, retrieved)
+        yield RetrievalStep(iteration=0, title=f"Initial context: {len(seed)} chunks of the "
+                            f"{'retrieved' if retrieved else 'topic entities'}' documents",
                             query=question, retriever=RETRIEVER, hits=_hits(seed))
         state = _State(choice.kept, {}, {e: "" for e in choice.kept}, frozenset(choice.kept), pool=tuple(seed))
         if params.initial_check:  # §2.1.4 (paper Alg. 1): perhaps the topic entities' documents suffice
             reasoning = tools.reasoner.reason(question, (), _top(state.pool, params.k), "", False)
             yield from placed(reasoning.steps, 0)
+            reasoning = _hop_left(reasoning, state, graph, ctx)
             if reasoning.sufficient:
                 yield DecisionStep(iteration=0, title="Enough knowledge", action="answer",
                                    detail="the initial check answered from the topic entities' documents at "
@@ -235,7 +242,7 @@ class Tog2Method(Method):
         # §2.2.6 reasoning step
         reasoning = tools.reasoner.reason(question, state.facts, _top(state.pool, params.k), state.clue, final)
         yield from placed(reasoning.steps, depth)
-        return state, reasoning, ""
+        return state, reasoning if final else _hop_left(reasoning, state, graph, ctx), ""
 
     def _text_only(self, question: str, ctx: RunContext) -> Iterator[Step]:
         params: Tog2Params = ctx.params
@@ -298,6 +305,39 @@ def _carry_on(question: str, tools: Tog2Tools, state: _State, reasoning: Reasoni
     return replace(state, clue=clue, query=reform.query)
 
 
+def _retrieved_links(retrieved: Sequence[Hit], graph: ExplorationGraph, width: int) -> list[EntityLink]:
+    """No name of the pack in the question: the documents text retrieval ranks first stand for their
+    entities (the paper's entity-document links read backwards), so the walk still starts somewhere
+    ("the first person to fly in space" names no one; issue 27: a quarter of HotpotQA runs never walked)."""
+    titles = [h.title for h in retrieved if graph.documents.chunks(h.title) and not is_bare_year(h.title)]
+    return [EntityLink(title, title, "retrieval", RETRIEVED_SCORE) for title in list(dict.fromkeys(titles))[:width]]
+
+
+def _seed(graph: ExplorationGraph, question: str, topics: Sequence[str], retrieved: Sequence[Hit]) -> list[ScoredChunk]:
+    """Spec §2.1.3: the topic entities' best chunks; or, for topics found by retrieval, the retrieved chunks
+    themselves (rescored like every chunk of the walk), so the walk starts from what plain RAG reads."""
+    if not retrieved:
+        return top_per_entity(score_chunks(graph.documents, [question], [(e, "") for e in topics]), INITIAL_PER_ENTITY)
+    ids = {h.chunk_id for h in retrieved}
+    owners = [(title, "") for title in dict.fromkeys(h.title for h in retrieved)]
+    return [s for s in score_chunks(graph.documents, [question], owners) if s.chunk.id in ids]
+
+
+def _hop_left(reasoning: Reasoning, state: _State, graph: ExplorationGraph, ctx: RunContext) -> Reasoning:
+    """An offline answer that names an entity the walk has not expanded yet (its relations not followed) is a
+    hop still to take, not an answer: the extractive reader cannot tell a bridge from the end of the chain
+    (issue 27: the chain stopped one hop short, "the rocket that launched X …" answered with the rocket).
+    An entity with no relation to follow but the one that reached it is an answer. The LLM reasoner sees
+    the triples and decides itself."""
+    if not reasoning.sufficient or ctx.tools.backend != "offline":
+        return reasoning
+    name = entity_linker(ctx.tools.kg, ctx.retrieval.embedder).canonical(reasoning.reading.answer)
+    if name is None or name in state.expanded or not graph.relations(name, state.arrived.get(name)):
+        return reasoning
+    clue = "; ".join(filter(None, [reasoning.clue, f"{name} (not explored yet)"]))
+    return replace(reasoning, sufficient=False, clue=clue)
+
+
 def _forced(reasoning: Reasoning, final: bool, params: Tog2Params) -> bool:
     """At the cap the answer was asked for; it counts as sufficient only if it would have been anyway."""
     return final and reasoning.reading.confidence < params.sufficiency
@@ -314,7 +354,8 @@ def _advance(state: _State, candidates: Sequence[Candidate], literals: Sequence[
             pool.setdefault(item.chunk.id, item)
     paths = {c: f"{state.paths.get(by_name[c].via, '')} {by_name[c].sentence}".strip() for c in keep}
     return replace(state, frontier=keep, arrived={c: by_name[c].relation for c in keep}, paths=paths,
-                   visited=state.visited | set(by_name), facts=facts, pool=tuple(pool.values()))
+                   visited=state.visited | set(by_name), expanded=state.expanded | set(state.frontier), facts=facts,
+                   pool=tuple(pool.values()))
 
 
 def _with_facts(facts: tuple[Triple, ...], reached: Sequence[Candidate]) -> tuple[Triple, ...]:

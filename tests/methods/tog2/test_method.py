@@ -78,10 +78,14 @@ def test_a_cycle_in_the_kg_never_revisits_an_entity(hop_workbench):
     assert isinstance(trace.steps[-1], AnswerStep)
 
 
-def test_no_linked_entity_falls_back_to_text_retrieval_and_says_so(hop_workbench):
-    trace = hop_workbench.ask("which harbour town is famous for fishing?", "tog2")
-    assert kinds(trace) == [("decision", 0), ("retrieval", 1), ("answer", 1)]
-    assert trace.steps[0].action == "fallback" and "text retrieval" in trace.steps[0].detail
+def test_no_linked_entity_starts_the_walk_from_the_documents_text_retrieval_finds(hop_workbench):
+    """Issue 27: a question naming no entity of the pack used to end the walk before it began."""
+    trace = hop_workbench.ask("which harbour town is famous for fishing?", "tog2", {"depth": 1})
+    link = next(s for s in trace.steps if isinstance(s, DecisionStep))
+    assert link.action == "link" and "retrieval '" in link.detail
+    seeded = next(s for s in trace.steps if isinstance(s, RetrievalStep))
+    assert seeded.iteration == 0 and "retrieved" in seeded.title and seeded.hits
+    assert trace.answer is not None
 
 
 def test_a_hub_with_hundreds_of_neighbours_reads_only_its_capped_candidates_documents(settings, monkeypatch):
@@ -110,9 +114,12 @@ def test_sequence_on_the_demo_pack_for_a_two_hop_question(demo_workbench, demo_p
     assert kinds(trace) == [
         ("graph_delta", 0), ("decision", 0), ("retrieval", 0),
         ("retrieval", 1), ("graph_delta", 1), ("decision", 1),
-        ("retrieval", 2), ("graph_delta", 2), ("decision", 2), ("answer", 2),
+        ("retrieval", 2), ("graph_delta", 2), ("decision", 2),
+        ("retrieval", 3), ("graph_delta", 3), ("decision", 3), ("answer", 3),
     ]
-    assert [s.action for s in trace.steps if isinstance(s, DecisionStep)] == ["link", "continue", "answer"]
+    # depth 2 reads 'Pierre Curie' but has not followed his relations yet: one more round (issue 27)
+    actions = [s.action for s in trace.steps if isinstance(s, DecisionStep)]
+    assert actions == ["link", "continue", "continue", "answer"]
     assert trace.answer.text == "Pierre Curie" and set(question.supporting_docs) <= set(trace.answer.evidence)
     link = trace.steps[0]
     assert link.added_nodes[0].id == "Louis de Broglie" and link.added_nodes[0].score == 1.0
@@ -196,11 +203,13 @@ def test_a_last_reasoning_call_that_still_says_no_is_followed_by_the_readers_for
 
 
 def test_the_initial_check_answers_a_one_hop_demo_question_at_iteration_0(demo_workbench, demo_pack):
-    question = demo_pack.questions_by_id["q001"]  # Where was Marie Curie born? — her own document says
+    question = demo_pack.questions_by_id["q029"]  # Which university is older, Heidelberg or Vienna? — both
+    # documents say, and a choice the question offers is no hop to take
     trace = demo_workbench.ask(question.question, "tog2", {"min_confidence": 0.0}, question_id=question.id)
-    assert kinds(trace) == [("graph_delta", 0), ("decision", 0), ("retrieval", 0), ("decision", 0), ("answer", 0)]
+    assert kinds(trace) == [("graph_delta", 0), ("decision", 0), ("retrieval", 0), ("calculation", 0), ("decision", 0),
+                            ("answer", 0)]  # the reader compares the two founding years
     assert trace.steps[-2].action == "answer" and "initial check" in trace.steps[-2].detail
-    assert trace.answer.text == "Warsaw"
+    assert question.answers[0] in trace.answer.text
 
 
 # ---- bare years, entity documents ------------------------------------------------------------------
