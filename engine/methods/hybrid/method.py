@@ -83,9 +83,6 @@ MAX_PAGES = 50
 TABLE_ROWS = 6  # offline: table rows handed to the reader as sentences
 RETRIEVER = "MiniLM cosine over page and document chunks"
 PAGES, RANKING, ATTRIBUTES, CALCULATOR, KNOWLEDGE, KG, REASONING = range(7)
-# offline: the reader's raw score below which the reasoner refuses, its own cut-off; the run's calibrated
-# min_confidence (engine.params.AnswerPolicy) decides after it
-RAW_READER_FLOOR = 0.45
 _GRAMMAR = OfflineQuestionClassifier()  # the premise check's choice test (module docstring)
 
 
@@ -122,8 +119,7 @@ class HybridMethod(Method):
         params: HybridParams = ctx.params
         linker = entity_linker(ctx.tools.kg, ctx.retrieval.embedder)
         tools = hybrid_tools(ctx.tools, ctx.retrieval.embedder, linker,
-                             Sampling(params.attribute_samples, params.calc_samples, params.reason_samples),
-                             RAW_READER_FLOOR)
+                             Sampling(params.attribute_samples, params.calc_samples, params.reason_samples))
         # §2.1 web page processing
         chunks, tables, selection = self._pages(question, ctx)
         yield _pages_step(chunks, tables, selection)
@@ -214,8 +210,7 @@ class HybridMethod(Method):
         return tools.reasoner.reason(question, refs)
 
 
-def hybrid_tools(bundle: ToolBundle, embedder: Embedder, linker: EntityLinker, sampling: Sampling,
-                 reader_floor: float) -> HybridTools:
+def hybrid_tools(bundle: ToolBundle, embedder: Embedder, linker: EntityLinker, sampling: Sampling) -> HybridTools:
     """The hybrid tools in the bundle's form (LLM or offline); the method never looks at the backend."""
     model = attribute_model(embedder)
     return bundle.twin(
@@ -223,7 +218,7 @@ def hybrid_tools(bundle: ToolBundle, embedder: Embedder, linker: EntityLinker, s
                                  LlmEntityFinder(chat, linker), lambda _: LlmCalculator(chat, sampling.calculator),
                                  LlmReasoner(chat, sampling.reasoning), LlmKnowledgeExtractor(chat)),
         lambda: HybridTools(model, OfflineEntityFinder(linker), OfflineCalculator,
-                            OfflineReasoner(bundle.reader, reader_floor, bundle.classifier), None),
+                            OfflineReasoner(bundle.reader, bundle.classifier), None),
     )
 
 

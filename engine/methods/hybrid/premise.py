@@ -10,8 +10,8 @@ the KG knows facts of that relation about S, and none fits:
 - place: "which German city was S born in" while none of S's born-in places is located in Germany
   (via the pack's containment relations, two hops at most — found from the KG's shape, never by name:
   see `containment_relations`);
-- missing relation: the verb or possessed noun names a relation S has no fact of (and no pack rule
-  derives), though S is well covered (≥ MIN_FACTS facts);
+- missing relation: the verb or possessed noun names relations S has no fact of either way round (and no
+  pack rule derives), though S is well covered (≥ MIN_FACTS facts) and entities of its kind have them;
 - gender: "S's son" while every child of S is referred to as "she" in their documents.
 Anything else is *unknown*: the check never claims a premise is false without a KG fact to show.
 """
@@ -23,6 +23,7 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -35,6 +36,7 @@ from engine.text import STOPWORDS, alpha_words
 from engine.tools.offline_reader.sentences import content_stems, word_stem
 
 MIN_FACTS = 5  # a subject the KG barely knows proves nothing by a missing fact
+PEER_RELATIONS = 2  # relations two entities share to count as the same kind (a person, a rocket, a probe)
 RELATION_SIM = 0.55  # MiniLM cosine for a word to name a relation …
 RELATION_MARGIN = 0.15  # … and by this much more than the runner-up
 TYPE_PREFIX = 4  # 'Germ-an' / 'Germ-any': a demonym shares this much of its country's name
@@ -43,6 +45,7 @@ ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "2nd": 2, "3rd": 3
 GENDERED = {"son": "m", "daughter": "f", "wife": "f", "husband": "m", "brother": "m", "sister": "f",
             "father": "m", "mother": "f", "nephew": "m", "niece": "f", "uncle": "m", "aunt": "f"}
 _AUX = re.compile(rf"\b(?:{'|'.join(AUXILIARIES)})\s+(?:the\s+)?", re.IGNORECASE)
+_COORDINATION = re.compile(r"\s*(?:,|,?\s*(?:and|or|&))\s+(?:the\s+)?", re.IGNORECASE)
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 _LITERAL = re.compile(r"[\d\s.,:/-]+")
 # a containment relation ('located_in', 'in_country', 'part_of'…) by its shape in the KG: see containment_relations
@@ -144,7 +147,7 @@ class PremiseChecker:
             return UNKNOWN
         after = question[subject.end:]
         objects = named_objects(question, links, subject.end, subject.link.entity)
-        for found in (self._ordinal(subject, after, objects), self._object(subject, objects),
+        for found in (self._ordinal(subject, after, objects), self._object(question, subject, objects),
                       self._possessed(subject, after) if subject.possessive
                       else self._verb(question, subject, after, links)):
             if found is not None:
@@ -182,12 +185,18 @@ class PremiseChecker:
                                 f"least {k} times; the KG links them {count} time(s)", subject.link.entity, "ordinal")
         return None
 
-    def _object(self, subject: Subject, objects: Sequence[EntityLink]) -> PremiseCheck | None:
+    @staticmethod
+    def _coordinated(question: str, subject: Subject, link: EntityLink) -> bool:
+        """'S and O', 'S, O': both are what the question is about, and it ties neither to the other (issue 27)."""
+        between = question[subject.end:question.lower().find(link.mention.lower(), subject.end)]
+        return bool(_COORDINATION.fullmatch(between))
+
+    def _object(self, question: str, subject: Subject, objects: Sequence[EntityLink]) -> PremiseCheck | None:
         entity = subject.link.entity
         own = {r for r in self.kg.relations_of(entity) if not r.startswith("~")}
         for link in objects:
             target = link.entity
-            if target not in self.kg.graph or self._links(entity, target):
+            if target not in self.kg.graph or self._links(entity, target) or self._coordinated(question, subject, link):
                 continue
             reaching = {r[1:] for r in self.kg.relations_of(target) if r.startswith("~")} & own
             if reaching:
@@ -200,10 +209,11 @@ class PremiseChecker:
 
     def _verb(self, question: str, subject: Subject, after: str,
               links: Sequence[EntityLink]) -> PremiseCheck | None:
-        relation = self.relation_for(verb_after(after, links))
+        word = verb_after(after, links)
+        relation = self.relation_for(word)
         if not relation:
             return None
-        missing = self._missing(subject.link.entity, relation)
+        missing = self._missing(subject.link.entity, self.relations_for(word))
         if missing is not None:
             return missing
         return self._typed(question, subject, relation, links)
@@ -214,14 +224,20 @@ class PremiseChecker:
         relation = self.relation_for(noun)
         if not relation:
             return None
-        return self._missing(subject.link.entity, relation) or self._gender(subject.link.entity, relation, noun)
+        entity = subject.link.entity
+        return self._missing(entity, self.relations_for(noun)) or self._gender(entity, relation, noun)
 
-    def _missing(self, entity: str, relation: str) -> PremiseCheck | None:
-        if self.kg.follow(entity, relation) or self._derivable(entity, relation):
+    def _missing(self, entity: str, relations: Sequence[str]) -> PremiseCheck | None:
+        """Contradicted only when no relation the word may name holds either way round (issue 27): 'was S
+        founded' may be founded_by or founded_year, and 'Slovakia's capital' is 'Bratislava is_capital_of
+        Slovakia'."""
+        if any(self._has(entity, r) or self._derivable(entity, r) for r in relations) \
+                or not self._peers_have(entity, relations):
             return None
-        return PremiseCheck("contradicted", f"the question assumes a {relation.replace('_', ' ')} fact about {entity}; "
-                            f"the KG has {self.kg.graph.degree(entity)} facts about {entity} and none of that "
-                            "relation, and no rule derives one", entity, "missing_relation")
+        named = " or ".join(r.replace("_", " ") for r in relations)
+        return PremiseCheck("contradicted", f"the question assumes a {named} fact about {entity}; the KG has "
+                            f"{self.kg.graph.degree(entity)} facts about {entity} and none of that relation either way "
+                            "round, and no rule derives one", entity, "missing_relation")
 
     def _typed(self, question: str, subject: Subject, relation: str,
                links: Sequence[EntityLink]) -> PremiseCheck | None:
@@ -259,6 +275,23 @@ class PremiseChecker:
 
     # ---- KG helpers ------------------------------------------------------------------------------------
 
+    def _has(self, entity: str, relation: str) -> bool:
+        return bool(self.kg.follow(entity, relation) or self.kg.follow(entity, "~" + relation))
+
+    def _peers_have(self, entity: str, relations: Sequence[str]) -> bool:
+        """Whether any entity of the subject's kind — sharing PEER_RELATIONS of its relations — has one of
+        `relations`: a relation nothing like the subject ever has is not what the question's word means
+        for it ('did the Space Shuttle fly' is not flew_past, a probe's relation; issue 27)."""
+        own = self._relation_sets.get(entity, frozenset())
+        wanted = {*relations, *("~" + r for r in relations)}
+        return any(len(own & held) >= PEER_RELATIONS and held & wanted
+                   for peer, held in self._relation_sets.items() if peer != entity)
+
+    @cached_property
+    def _relation_sets(self) -> dict[str, frozenset[str]]:
+        """Each entity's relations, both ways round (`~` incoming), computed once per KG."""
+        return {entity: frozenset(self.kg.relations_of(entity)) for entity in self.kg.graph}
+
     def _links(self, a: str, b: str) -> int:
         return self.kg.graph.number_of_edges(a, b) + self.kg.graph.number_of_edges(b, a)
 
@@ -284,12 +317,22 @@ class PremiseChecker:
         he, she = len(_HE.findall(doc.text)), len(_SHE.findall(doc.text))
         return "m" if he > 2 * she and he else "f" if she > 2 * he and she else ""
 
+    def relations_for(self, word: str) -> tuple[str, ...]:
+        """Every KG relation the word may name: all that share its stem ('found' → founded_by, founded_year),
+        else the one MiniLM picks."""
+        return self._by_stem(word) or tuple(r for r in [self.relation_for(word)] if r)
+
+    def _by_stem(self, word: str) -> tuple[str, ...]:
+        if not word or word.lower() in STOPWORDS:
+            return ()
+        stem = word_stem(word)
+        return tuple(r for r in self.relations if stem in content_stems(r.replace("_", " ")))
+
     def relation_for(self, word: str) -> str:
         """The KG relation a verb or noun names: by stem ('discover' → discovered), else by MiniLM."""
         if not word or word.lower() in STOPWORDS:
             return ""
-        stem = word_stem(word)
-        by_stem = [r for r in self.relations if stem in content_stems(r.replace("_", " "))]
+        by_stem = self._by_stem(word)
         if by_stem:
             return min(by_stem, key=lambda r: len(content_stems(r.replace("_", " "))))
         sims = self._relation_vectors() @ self.embedder.encode_queries([word.lower()])[0]  # (r,)

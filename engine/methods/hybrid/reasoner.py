@@ -35,8 +35,8 @@ summarizer gave no usable answer either, a direct KG answer (kg_answer.py, the a
 API's result, one of the references) is the answer rather than "I don't know" — as offline; a model's
 own "I don't know" still wins.
 Offline: a direct KG answer when the question has one, else the extractive reader over the chunks,
-table rows, calculations and KG facts; below `reader_floor` (the reader's own score, before the run's
-calibrated `min_confidence` decides), or when it only echoes the question, it refuses.
+table rows, calculations and KG facts; it refuses when the reader does or when the answer only echoes the
+question, and the run's calibrated `min_confidence` decides the rest (issue 27: no floor of its own).
 """
 
 from __future__ import annotations

@@ -86,14 +86,18 @@ def test_a_dynamic_question_is_refused_at_the_gate_and_the_gate_can_be_switched_
     assert ungated.answer.iteration == 6
 
 
-def test_the_mini_pack_answers_or_refuses_and_never_hallucinates(mini_workbench, mini_pack):
+@pytest.mark.parametrize(("min_confidence", "most_wrong", "least_right"), [(0.0, 1, 4), (0.5, 0, 3)])
+def test_the_mini_pack_is_answered_by_the_run_policy(mini_workbench, mini_pack, min_confidence, most_wrong,
+                                                    least_right):
+    # issue 27: no floor of the method's own; at min_confidence 0 it guesses as vanilla does, and the default
+    # calibrated policy holds back the weak guess
     outcomes = []
     for question in mini_pack.questions:
-        # its own refusal policy (the premise check, the reader's floor), the calibrated one set aside
-        trace = mini_workbench.ask(question.question, "hybrid", {"min_confidence": 0.0}, question_id=question.id)
+        trace = mini_workbench.ask(question.question, "hybrid", {"min_confidence": min_confidence},
+                                   question_id=question.id)
         assert isinstance(trace.steps[-1], AnswerStep)
         outcomes.append(score_answer(trace.answer.text, question.answers, question.type, trace.answer.refused).outcome)
-    assert "hallucinated" not in outcomes and outcomes.count("correct") >= 4
+    assert outcomes.count("hallucinated") <= most_wrong and outcomes.count("correct") >= least_right
 
 
 # ---- scripted LLM ----------------------------------------------------------------------------------------
