@@ -108,8 +108,9 @@ def _support(question: str, answer: str, evidence: Sequence[str]) -> dict[str, f
                 if pattern.search(" ".join(words(sentence))):
                     coverage = max(coverage, len(asked & set(content_words(sentence))) / len(asked))
     beyond = bool(stating) and not stating[0] and any(stating[1:])
+    bridge_first = stating[:1] == [True] and describes_another(question)
     return {"answer_support": min(sum(stating), 3) / 3, "answer_beyond_top": float(beyond),
-            "sentence_coverage": coverage, "bridge_in_top": float(stating[:1] == [True] and describes_another(question))}
+            "sentence_coverage": coverage, "bridge_in_top": float(bridge_first)}
 
 
 @dataclass(frozen=True)
