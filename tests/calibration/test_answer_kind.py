@@ -1,6 +1,7 @@
 """The features added for issue 27's second calibration pass, on made-up text of a domain no pack uses
 (tidal locks and cheese fairs): answer-type agreement and conflict, a bridge question answered by the
-first document, an answer a calculation gave; and that the two type features keep their signs."""
+first document, an answer a calculation gave, the premise check's verdict; and that the two type features
+keep their signs."""
 
 from __future__ import annotations
 
@@ -63,6 +64,14 @@ def test_answer_calculated_needs_a_calculation_over_stated_numbers():
                                                                                              evidence)
 
 
+def test_premise_refuted_is_the_premise_checks_own_verdict():
+    question = "Which guild built the Saltmarsh Lock on the Moon?"
+    refuted = Derived(false_premise=True)
+    assert answer_features(question, "invalid question", 0.0, [GUILD], (), refuted)["premise_refuted"] == 1.0
+    assert answer_features(question, "invalid question", 0.0, [GUILD])["premise_refuted"] == 0.0  # no check ran
+    assert answer_features(question, "Hallam Guild", 0.0, [GUILD], (), refuted)["premise_refuted"] == 0.0
+
+
 def test_the_type_features_keep_their_signs():
     assert SIGNS["answer_type_agrees"] == +1 and SIGNS["answer_type_conflicts"] == -1
     with pytest.raises(CheckpointError, match="answer_type_conflicts"):
@@ -84,5 +93,6 @@ def test_a_signed_feature_moves_the_shipped_model_only_its_way(name):
 
 def test_the_shipped_model_reads_the_new_features():
     model = default_model()
-    assert {"answer_type_agrees", "answer_type_conflicts", "bridge_in_top", "answer_calculated"} <= set(FEATURES)
+    assert {"answer_type_agrees", "answer_type_conflicts", "bridge_in_top", "answer_calculated",
+            "premise_refuted"} <= set(FEATURES)
     assert set(model.weights) == set(FEATURES)
