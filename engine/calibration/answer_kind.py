@@ -40,12 +40,14 @@ class Kind:
     conflicts: bool  # it is of another coarse class than asked: a person for 'which city', a place for 'who'
 
 
-def answer_kind(question: str, answer: str, asked_kind: str, evidence: Sequence[str]) -> Kind:
-    """`asked_kind` is the offline classifier's kind of the question (person, place, entity, …)."""
+def answer_kind(question: str, items: Sequence[str], asked_kind: str, evidence: Sequence[str]) -> Kind:
+    """`items` are the answer's items (one, or each of a listed answer 'A, B and C': it agrees when every
+    item does and conflicts when one does — 'Moon, Saturn V and Apollo' for 'who were the three
+    astronauts'); `asked_kind` is the offline classifier's kind of the question (person, place, …)."""
     sentences = [tokenised(Sentence(text, str(i), "", i)) for i, document in enumerate(evidence)
                  for text in split_sentences(document)][:MAX_SENTENCES]
-    known = defined_types(sentences, _NO_NAMES).get(key_of(answer))
-    if known is None:
-        return Kind(agrees=False, conflicts=False)
-    fit = type_fit(asked_kind, asked_nouns(question), known, "", False)
-    return Kind(agrees=fit > 1.0, conflicts=fit <= CONFLICTS)
+    types = defined_types(sentences, _NO_NAMES)
+    asked = asked_nouns(question)
+    fits = [type_fit(asked_kind, asked, types[key_of(item)], "", False) if key_of(item) in types else 1.0
+            for item in items]
+    return Kind(agrees=bool(fits) and all(fit > 1.0 for fit in fits), conflicts=any(fit <= CONFLICTS for fit in fits))

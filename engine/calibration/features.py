@@ -74,7 +74,7 @@ def answer_features(question: str, answer: str, raw: float, evidence: Sequence[s
     no feature. Which features a model keeps, and with which sign, is the fit's to decide
     (scripts/fit_calibration.py: a feature whose weight flips between packs is left out)."""
     kind = _CLASSIFIER.classify(question).kind
-    typed = answer_kind(question, answer, kind, evidence)
+    typed = answer_kind(question, _items(answer), kind, evidence)
     kind = kind if kind in KINDS else "other"
     asked = set(content_words(question))
     said = content_words(answer) or words(answer)

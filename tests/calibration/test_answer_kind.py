@@ -39,7 +39,15 @@ def test_another_thing_or_an_undefined_answer_is_neither():
     # a brewery for 'which guild' is a thing of another head noun: weaker, and it flipped sign between packs
     assert _typed("Which guild paid for the Saltmarsh Lock?", "Ferrow Ales", [BREWERY]) == (0.0, 0.0)
     assert _typed("Which town hosts the Kelpwick cheese fair?", "Dunmore", [CHEESEMAKER]) == (0.0, 0.0)
-    assert answer_kind("Which guild built it?", "Hallam Guild", "entity", []).agrees is False
+    assert answer_kind("Which guild built it?", ["Hallam Guild"], "entity", []).agrees is False
+
+
+def test_a_listed_answer_agrees_when_every_item_does_and_conflicts_when_one_does():
+    founders = "Who founded the Kelpwick cheese fair?"
+    other = "Ewan Rusk (born 1958) is a Scottish shepherd."
+    assert _typed(founders, "Marta Oban and Ewan Rusk", [CHEESEMAKER, other]) == (1.0, 0.0)
+    assert _typed(founders, "Marta Oban and Kelpwick Dairy", [CHEESEMAKER, DAIRY]) == (0.0, 1.0)
+    assert _typed(founders, "Marta Oban and Ewan Rusk", [CHEESEMAKER]) == (0.0, 0.0)  # Rusk is not defined
 
 
 def test_bridge_in_top_needs_a_described_entity_and_the_first_document():
