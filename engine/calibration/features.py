@@ -43,7 +43,7 @@ _NUMBER = re.compile(r"(?<!\w)(?<!\d\.)\d+(?:\.\d+)?(?!\w)(?!\.\d)")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")  # '1,000' is 1000; '1867, 1934' stays two numbers
 _ASIDE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")  # '(born Maria Skłodowska, 1867–1934)' is not the clause's
 _CLAUSE_BREAK = re.compile(r"[,;:]|\s[–—-]\s")  # an apposition or a listed fact ends a clause
-_LIST_BREAK = re.compile(r",\s*|\s+and\s+")
+_LIST_BREAK = re.compile(r",(?!\d{3}(?!\d))\s*|\s+and\s+")  # '1,047 km' is one number, not items '1' and '047 km'
 _WH_DETERMINERS = frozenset({"which", "what", "whose"})
 _PLAIN_GAP = 2  # words between a relation word and the answer in a plain statement: 'born in', 'painted by the'
 _NUMBER_WORDS = frozenset("one two three four five six seven eight nine ten eleven twelve dozen hundred "

@@ -11,6 +11,7 @@ import pytest
 
 from engine.calibration import FEATURES, CalibrationModel, Derived, answer_features, default_model
 from engine.calibration.answer_kind import answer_kind
+from engine.calibration.features import _items, statement
 from engine.calibration.model import SIGNS
 from engine.errors import CheckpointError
 
@@ -104,3 +105,10 @@ def test_the_shipped_model_reads_the_new_features():
     assert {"answer_type_agrees", "answer_type_conflicts", "bridge_in_top", "answer_calculated",
             "premise_refuted"} <= set(FEATURES)
     assert set(model.weights) == set(FEATURES)
+
+
+def test_a_number_with_a_thousands_separator_is_one_item_not_a_list():
+    lock = "The Saltmarsh Lock is 1,047 m long."
+    assert statement("How long is the Saltmarsh Lock?", "1,047 m", [lock]).supported
+    assert _items("1,047 m") == ["1,047 m"] and _items("Ferrow, Dunmore and Oban") == ["Ferrow", "Dunmore", "Oban"]
+    assert _items("1702, 1961") == ["1702", "1961"]
