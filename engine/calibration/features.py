@@ -15,7 +15,6 @@ from typing import Any
 
 from engine.calibration.answer_kind import answer_kind
 from engine.knowledge.records import INVALID_QUESTION
-from engine.methods.ras.bridge import describes_another
 from engine.text import STOPWORDS, WORD, content_words, split_sentences, words
 from engine.tools.offline_classifier import OfflineQuestionClassifier, choice_options
 from engine.tools.offline_reader.sentences import word_stem
@@ -110,7 +109,7 @@ def _support(question: str, answer: str, evidence: Sequence[str]) -> dict[str, f
                 if pattern.search(" ".join(words(sentence))):
                     coverage = max(coverage, len(asked & set(content_words(sentence))) / len(asked))
     beyond = bool(stating) and not stating[0] and any(stating[1:])
-    bridge_first = stating[:1] == [True] and describes_another(question)
+    bridge_first = stating[:1] == [True] and _describes_another(question)
     return {"answer_support": min(sum(stating), 3) / 3, "answer_beyond_top": float(beyond),
             "sentence_coverage": coverage, "bridge_in_top": float(bridge_first)}
 
@@ -239,6 +238,15 @@ def _calculated(answer: str, evidence: Sequence[str], facts: Sequence[tuple[str,
                 result in _numbers(unit) and needle.search(" ".join(words(unit))) for unit in units):
             return True
     return False
+
+
+def _describes_another(question: str) -> bool:
+    """RAS's bridge detector (a definite description of a common noun: 'the rocket that launched …').
+    Imported here, not at the top: importing engine.methods.ras loads every built-in method, which the
+    calibration must not depend on (the detector belongs in a shared question-grammar module)."""
+    from engine.methods.ras.bridge import describes_another
+
+    return describes_another(question)
 
 
 def _numbers(text: str) -> list[float]:

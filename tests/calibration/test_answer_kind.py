@@ -6,6 +6,9 @@ keep their signs."""
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +115,11 @@ def test_a_number_with_a_thousands_separator_is_one_item_not_a_list():
     assert statement("How long is the Saltmarsh Lock?", "1,047 m", [lock]).supported
     assert _items("1,047 m") == ["1,047 m"] and _items("Ferrow, Dunmore and Oban") == ["Ferrow", "Dunmore", "Oban"]
     assert _items("1702, 1961") == ["1702", "1961"]
+
+
+def test_the_calibration_loads_no_method():
+    """The bridge detector is RAS's; importing it at the top would load every built-in method."""
+    code = "import sys, engine.calibration; print(sorted(m for m in sys.modules if m.startswith('engine.methods')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.stdout.strip() == "[]"
