@@ -103,7 +103,8 @@ def _derived(row: dict) -> Derived:
 
 
 def _features(row: dict) -> list[float]:
-    values = answer_features(row["question"], row["answer"], row["raw"], row["evidence"], row.get("facts", ()))
+    values = answer_features(row["question"], row["answer"], row["raw"], row["evidence"], row.get("facts", ()),
+                             _derived(row))
     return [values[name] for name in FEATURES]
 
 

@@ -26,6 +26,8 @@ SIGNS: Mapping[str, int] = MappingProxyType({
     "raw_logit": +1,       # the method's own score counts for its answer, never against it
     "shape_mismatch": -1,  # no number for 'how many' can only make the answer less likely right
     "answer_in_graph": +1,  # a graph fact tying a name of the question to the answer is evidence for it
+    "answer_type_agrees": +1,  # the answer defined as the asked noun is the kind of thing asked for
+    "answer_type_conflicts": -1,  # a person for 'which city' is not
 })
 
 
@@ -47,7 +49,8 @@ class CalibrationModel:
     succession. The defaults apply no rule.
 
     Constraints (issue 27): each feature in SIGNS has a weight of its sign or 0 — the method's own
-    score ≥ 0, a shape mismatch ≤ 0, a graph fact tying the question to the answer ≥ 0 — and a plain
+    score ≥ 0, a shape mismatch ≤ 0, a graph fact tying the question to the answer ≥ 0, an answer the
+    retrieved text defines as the asked noun ≥ 0 and one it defines as another class ≤ 0 — and a plain
     statement can only raise (the floor is a max), an unsupported answer only fall (the ceiling squeezes),
     so a shape mismatch lowers the probability whatever else holds. The fit keeps only features whose
     weight has one sign on every pack it is fitted on (scripts/fit_calibration.py); the rest weigh 0."""
@@ -69,7 +72,7 @@ class CalibrationModel:
                     facts: Sequence[tuple[str, str]] = (), derived: Derived = Derived()) -> float:
         stated = statement(question, answer, evidence)
         supported = stated.supported or derived_support(question, answer, evidence, facts, derived)
-        return self.settled(answer_features(question, answer, raw, evidence, facts), supported=supported,
+        return self.settled(answer_features(question, answer, raw, evidence, facts, derived), supported=supported,
                             plain=stated.plain)
 
     def settled(self, values: Mapping[str, float], *, supported: bool, plain: bool) -> float:
