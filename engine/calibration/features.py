@@ -17,6 +17,7 @@ from engine.calibration.answer_kind import answer_kind
 from engine.knowledge.records import INVALID_QUESTION
 from engine.text import STOPWORDS, WORD, content_words, split_sentences, words
 from engine.tools.offline_classifier import OfflineQuestionClassifier, choice_options
+from engine.tools.offline_reader.question_grammar import describes_another
 from engine.tools.offline_reader.sentences import word_stem
 
 KINDS = ("yes_no", "choice", "number", "date", "person", "place", "entity", "other")
@@ -67,7 +68,7 @@ def answer_features(question: str, answer: str, raw: float, evidence: Sequence[s
     spaceflight 0.48 vs 0.30): the run read past the topic, and a single-hop answer, in the first
     document, is not penalised for it. Split by the question's grammar, the first document's answer
     does keep one sign: where the question describes another entity ('the rocket that launched …',
-    engine.methods.ras.bridge.describes_another) an answer the first document states is the described
+    engine.tools.offline_reader.question_grammar.describes_another) an answer the first document states is the described
     entity or its page's topic, one hop short — right 0.26 vs 0.61 on demo, 0.10 vs 0.49 geo, 0.08 vs
     0.43 HotpotQA, 0.11 vs 0.38 spaceflight (`bridge_in_top`); for any other question it flips, and is
     no feature. Which features a model keeps, and with which sign, is the fit's to decide
@@ -109,7 +110,7 @@ def _support(question: str, answer: str, evidence: Sequence[str]) -> dict[str, f
                 if pattern.search(" ".join(words(sentence))):
                     coverage = max(coverage, len(asked & set(content_words(sentence))) / len(asked))
     beyond = bool(stating) and not stating[0] and any(stating[1:])
-    bridge_first = stating[:1] == [True] and _describes_another(question)
+    bridge_first = stating[:1] == [True] and describes_another(question)
     return {"answer_support": min(sum(stating), 3) / 3, "answer_beyond_top": float(beyond),
             "sentence_coverage": coverage, "bridge_in_top": float(bridge_first)}
 
@@ -238,15 +239,6 @@ def _calculated(answer: str, evidence: Sequence[str], facts: Sequence[tuple[str,
                 result in _numbers(unit) and needle.search(" ".join(words(unit))) for unit in units):
             return True
     return False
-
-
-def _describes_another(question: str) -> bool:
-    """RAS's bridge detector (a definite description of a common noun: 'the rocket that launched …').
-    Imported here, not at the top: importing engine.methods.ras loads every built-in method, which the
-    calibration must not depend on (the detector belongs in a shared question-grammar module)."""
-    from engine.methods.ras.bridge import describes_another
-
-    return describes_another(question)
 
 
 def _numbers(text: str) -> list[float]:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from engine.graph.kg import KnowledgeGraph
 from engine.graph.linking import entity_linker
 from engine.knowledge.records import Triple
-from engine.methods.ras.bridge import asked_noun, beyond, bridged_question, is_bridge
+from engine.methods.ras.bridge import beyond, bridged_question, is_bridge
 from engine.methods.ras.query_graph import QueryGraph, fold
 from engine.methods.ras.tools import Plan, Round
 from engine.retrieval.embedder import Embedder
@@ -44,6 +44,7 @@ from engine.tools.base import QuestionClassifier, Reader, Reading, echoes_questi
 from engine.tools.llm_call import one_line
 from engine.tools.offline_reader import Gazetteer, Hop, question_hop
 from engine.tools.offline_reader.lexicon import GEO_WORDS, INSTITUTION_WORDS
+from engine.tools.offline_reader.question_grammar import asked_noun
 from engine.trace import DecisionStep, Hit, Step
 
 BRIDGE_CONFIDENCE = 0.3  # a phrase's answer is trusted as a bridge from here (the reader's hop threshold)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from engine.knowledge.records import Document, Pack, PackInfo, Triple
-from engine.methods.ras.bridge import asked_noun, beyond, bridged_question, describes_another, is_bridge, reaches
+from engine.methods.ras.bridge import beyond, bridged_question, is_bridge, reaches
 from engine.runner import Workbench
 from engine.tools.base import Reading
+from engine.tools.offline_reader.question_grammar import asked_noun, describes_another
 from engine.trace import DecisionStep, RetrievalStep
 
 LABEL = "Quiet Lanterns signed with the record label based in what city?"
