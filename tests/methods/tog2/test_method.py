@@ -386,7 +386,8 @@ def rocket_pack() -> Pack:
 def test_an_offline_answer_naming_an_entity_not_expanded_yet_is_a_hop_still_to_take(settings):
     question = "The rocket that launched Zefir-7 has been picked to fly which crewed spacecraft?"
     trace = Workbench(rocket_pack(), settings).ask(question, "tog2", {"min_confidence": 0.0})
-    assert any(isinstance(s, DecisionStep) and s.action == "continue" and "Karva (not explored yet)" in s.detail
+    # which entity the reader names first (Karva, or Orla from Karva's page) is the reader's; either is a hop
+    assert any(isinstance(s, DecisionStep) and s.action == "continue" and "(not explored yet)" in s.detail
                for s in trace.steps)
     assert trace.answer.iteration > 0 and "z3" in trace.answer.evidence  # the walk reached the chain's end
 
