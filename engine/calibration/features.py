@@ -21,22 +21,22 @@ from engine.tools.offline_reader.question_grammar import describes_another
 from engine.tools.offline_reader.sentences import word_stem
 
 KINDS = ("yes_no", "choice", "number", "date", "person", "place", "entity", "other")
+# The question forms that bound the answer itself: one of two options, yes or no. How often a person, a place or
+# a number is answered right is a pack's mix of questions and domain, not a property of the answer: such kind
+# features flipped or drifted between packs and cost held-out AUROC on every pack (issue 27), so none is read.
+ANSWER_FORMS = ("yes_no", "choice")
 FEATURES = (
     "raw_logit",       # the method's own score, as a log-odds
-    "question_words",  # content words in the question / 20, capped at 1: long questions chain more hops
-    "answer_in_question",  # share of the answer's content words the question already holds
-    "answer_words",    # words in the answer / 6, capped at 1
     "shape_mismatch",  # 1 when the answer cannot be what the question asks for (no number for 'how many')
     "answer_support",  # documents among those the run retrieved that state the answer / 3, capped at 1
     "answer_beyond_top",  # 1 when a retrieved document after the first states the answer and the first does not
-    "sentence_coverage",  # most of the question's other content words one sentence stating the answer holds
     "answer_in_graph",  # 1 when a graph fact of the run links a name the question gives to the answer
     "answer_type_agrees",  # 1 when the answer's own defining sentence makes it the asked noun (answer_kind)
     "answer_type_conflicts",  # 1 when that sentence makes it another coarse class: a person for 'which city'
     "bridge_in_top",   # 1 when the question describes another entity and the first document states the answer
     "answer_calculated",  # 1 when a calculation of the run over numbers the text writes gave the answer
     "premise_refuted",  # 1 when the answer is the run's own premise check's verdict that the question is invalid
-    *(f"asks_{kind}" for kind in KINDS),
+    *(f"asks_{form}" for form in ANSWER_FORMS),
 )
 _DIGIT = re.compile(r"\d")
 _NUMBER = re.compile(r"(?<!\w)(?<!\d\.)\d+(?:\.\d+)?(?!\w)(?!\.\d)")
@@ -76,14 +76,9 @@ def answer_features(question: str, answer: str, raw: float, evidence: Sequence[s
     kind = _CLASSIFIER.classify(question).kind
     typed = answer_kind(question, _items(answer), kind, evidence)
     kind = kind if kind in KINDS else "other"
-    asked = set(content_words(question))
-    said = content_words(answer) or words(answer)
     clipped = min(0.99, max(0.01, float(raw)))
     values = {
         "raw_logit": math.log(clipped / (1 - clipped)),
-        "question_words": min(len(asked), 20) / 20,
-        "answer_in_question": sum(w in asked for w in said) / len(said) if said else 1.0,
-        "answer_words": min(len(words(answer)), 6) / 6,
         "shape_mismatch": float(_mismatch(kind, answer)),
         **_support(question, answer, evidence),
         "answer_in_graph": float(_in_graph(question, answer, facts)),
@@ -92,27 +87,20 @@ def answer_features(question: str, answer: str, raw: float, evidence: Sequence[s
         "answer_calculated": float(_calculated(answer, evidence, facts, (derived or Derived()).calculations)),
         "premise_refuted": float(_refuted(answer, derived or Derived())),
     }
-    values.update({f"asks_{k}": float(k == kind) for k in KINDS})
+    values.update({f"asks_{form}": float(form == kind) for form in ANSWER_FORMS})
     return values
 
 
 def _support(question: str, answer: str, evidence: Sequence[str]) -> dict[str, float]:
     needle = " ".join(words(answer))
     if not needle:
-        return {"answer_support": 0.0, "answer_beyond_top": 0.0, "sentence_coverage": 0.0, "bridge_in_top": 0.0}
+        return {"answer_support": 0.0, "answer_beyond_top": 0.0, "bridge_in_top": 0.0}
     pattern = re.compile(rf"(?<!\w){re.escape(needle)}(?!\w)")
     stating = [bool(pattern.search(" ".join(words(text)))) for text in evidence]
-    asked = set(content_words(question)) - set(words(answer))
-    coverage = 0.0
-    for text, states in zip(evidence, stating):
-        if states and asked:
-            for sentence in split_sentences(text):
-                if pattern.search(" ".join(words(sentence))):
-                    coverage = max(coverage, len(asked & set(content_words(sentence))) / len(asked))
     beyond = bool(stating) and not stating[0] and any(stating[1:])
     bridge_first = stating[:1] == [True] and describes_another(question)
     return {"answer_support": min(sum(stating), 3) / 3, "answer_beyond_top": float(beyond),
-            "sentence_coverage": coverage, "bridge_in_top": float(bridge_first)}
+            "bridge_in_top": float(bridge_first)}
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,12 @@ SIGNS: Mapping[str, int] = MappingProxyType({
     "answer_in_graph": +1,  # a graph fact tying a name of the question to the answer is evidence for it
     "answer_type_agrees": +1,  # the answer defined as the asked noun is the kind of thing asked for
     "answer_type_conflicts": -1,  # a person for 'which city' is not
+    "answer_support": -1,  # an answer most retrieved documents state is usually the question's topic, not its answer
+    "answer_beyond_top": +1,  # stated by a later document, not the first (the topic's own page): read past the topic
+    "bridge_in_top": -1,   # a described entity's answer stated by the first document is that entity, one hop short
+    "answer_calculated": +1,  # computed from numbers the text writes, not read off a sentence about something else
+    "premise_refuted": +1,  # the run's own premise check found the question's premise false
+    "asks_choice": +1,     # one of two options the question names: right at least half the time by construction
 })
 
 

@@ -38,21 +38,26 @@ def test_known_signs_hold_after_a_fit_on_rows_where_the_unconstrained_fit_gets_t
         assert weights[name] * sign >= 0, name
 
 
-def _lengths(pack: str, long_right: bool, n: int = 40) -> list[dict]:
-    """Who-questions whose long answers are right on one pack and wrong on the other."""
+def _yes_no(pack: str, yes_no_right: bool, n: int = 40) -> list[dict]:
+    """Yes/no questions right on one pack and wrong on the other (the other questions the other way round):
+    asks_yes_no, the one feature with no sign known beforehand, flips between the two."""
     out = []
     for i in range(n):
-        long = i % 2 == 0
-        answer = "Anne Marie Le Goff Riou" if long else "Anne"
-        out.append(row(pack, i, f"Who founded the sail loft number {i} of {pack}?", answer,
-                       right=long == long_right))
+        if i % 2 == 0:
+            out.append(row(pack, i, f"Was the sail loft number {i} of {pack} founded by Anne?", "yes",
+                           right=yes_no_right))
+        else:
+            out.append(row(pack, i, f"Who founded the sail loft number {i} of {pack}?", "Anne",
+                           right=not yes_no_right))
     return out
 
 
 def test_a_feature_whose_weight_flips_between_packs_is_left_out_and_the_rest_keep_one_sign():
-    fitted = fitting.fit_model([_lengths("east", True), _lengths("west", False)])
-    assert fitted.model.weights["answer_words"] == 0.0 and fitted.bounds["answer_words"] == (0.0, 0.0)
-    east, west = fitted.flipped["answer_words"]
+    unsigned = [name for name in FEATURES if name not in SIGNS]
+    assert unsigned == ["asks_yes_no"]  # every other feature has a direction argued beforehand (model.SIGNS)
+    fitted = fitting.fit_model([_yes_no("east", True), _yes_no("west", False)])
+    assert fitted.model.weights["asks_yes_no"] == 0.0 and fitted.bounds["asks_yes_no"] == (0.0, 0.0)
+    east, west = fitted.flipped["asks_yes_no"]
     assert east > fitting.TOLERANCE and west < -fitting.TOLERANCE
     for name, (low, high) in fitted.bounds.items():  # every kept weight lies within the bounds it was fitted under
         weight = fitted.model.weights[name]
@@ -68,7 +73,7 @@ def test_one_group_fits_under_the_known_signs_only():
 def test_refit_fits_on_every_packs_rows_and_reports_each_pack_left_out(tmp_path, monkeypatch, capsys):
     import bench.offline_quality as quality
 
-    rows = {"north": _counts("north"), "south": _counts("south"), "east": _lengths("east", True)}
+    rows = {"north": _counts("north"), "south": _counts("south"), "east": _yes_no("east", True)}
     monkeypatch.setattr(quality, "resolve_packs", lambda names: {n: tmp_path / n for n in names})
     monkeypatch.setattr(quality, "pack_rows", lambda folder, methods, **_: rows[folder.name])
     out = tmp_path / "model.json"
