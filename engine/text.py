@@ -30,6 +30,8 @@ _ALNUM = re.compile(r"[a-z0-9]+")
 YEAR_DIGITS = r"(?:1[0-9]{3}|20[0-9]{2})"
 YEAR = re.compile(rf"(?<!\d)({YEAR_DIGITS})(?!\d)")  # a year with no digit on either side
 RUN_ON_WORDS = 60  # words per piece of a run-on sentence cut for the encoder
+# a listed answer's breaks: commas (not a thousands separator: '1,047 km' is one item), semicolons, lines, 'and'
+_LIST_BREAK = re.compile(r",(?!\d{3}(?!\d))\s*|\s*[;\n]\s*|\s+and\s+")
 
 
 def words(text: str) -> list[str]:
@@ -46,6 +48,11 @@ def alnum_words(text: str) -> list[str]:
 def alpha_words(text: str) -> list[str]:
     """Word tokens that start with a letter, case kept: names and phrases, without numbers."""
     return [w for w in WORD.findall(text) if w[0].isalpha()]
+
+
+def list_items(text: str) -> list[str]:
+    """The items of a listed answer ('A, B and C' → A, B, C); any other text is one item."""
+    return [part for part in _LIST_BREAK.split(text) if part.strip()] or [text]
 
 
 def content_words(text: str) -> list[str]:

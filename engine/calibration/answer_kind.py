@@ -23,11 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.text import split_sentences
-from engine.tools.offline_classifier import asked_nouns
 from engine.tools.offline_reader.answer_types import CONFLICTS, Asked, defined_types, type_fit
 from engine.tools.offline_reader.names import Gazetteer, key_of
 from engine.tools.offline_reader.records import Sentence
-from engine.tools.offline_reader.sentences import MAX_SENTENCES, content_stems, tokenised
+from engine.tools.offline_reader.sentences import MAX_SENTENCES, tokenised
 
 _NO_NAMES = Gazetteer(())  # the pack's names are not at hand here: capitalised spans find the defined names
 
@@ -47,7 +46,7 @@ def answer_kind(question: str, items: Sequence[str], asked_kind: str, evidence: 
     sentences = [tokenised(Sentence(text, str(i), "", i)) for i, document in enumerate(evidence)
                  for text in split_sentences(document)][:MAX_SENTENCES]
     types = defined_types(sentences, _NO_NAMES)
-    asked = Asked(asked_kind, asked_nouns(question), content_stems(question))  # as the reader asks (Context.asked)
+    asked = Asked.of(question, asked_kind)  # as the reader asks (Context.asked)
     fits = [type_fit(asked, types[key_of(item)], "", False) if key_of(item) in types else 1.0
             for item in items]
     return Kind(agrees=bool(fits) and all(fit > 1.0 for fit in fits), conflicts=any(fit <= CONFLICTS for fit in fits))

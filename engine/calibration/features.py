@@ -15,12 +15,11 @@ from typing import Any
 
 from engine.calibration.answer_kind import answer_kind
 from engine.knowledge.records import INVALID_QUESTION
-from engine.text import STOPWORDS, WORD, content_words, split_sentences, words
+from engine.text import STOPWORDS, WORD, content_words, list_items, split_sentences, words
 from engine.tools.offline_classifier import OfflineQuestionClassifier, choice_options
 from engine.tools.offline_reader.question_grammar import describes_another
 from engine.tools.offline_reader.sentences import word_stem
 
-KINDS = ("yes_no", "choice", "number", "date", "person", "place", "entity", "other")
 # The question forms that bound the answer itself: one of two options, yes or no. How often a person, a place or
 # a number is answered right is a pack's mix of questions and domain, not a property of the answer: such kind
 # features flipped or drifted between packs and cost held-out AUROC on every pack (issue 27), so none is read.
@@ -43,7 +42,6 @@ _NUMBER = re.compile(r"(?<!\w)(?<!\d\.)\d+(?:\.\d+)?(?!\w)(?!\.\d)")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")  # '1,000' is 1000; '1867, 1934' stays two numbers
 _ASIDE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")  # '(born Maria Skłodowska, 1867–1934)' is not the clause's
 _CLAUSE_BREAK = re.compile(r"[,;:]|\s[–—-]\s")  # an apposition or a listed fact ends a clause
-_LIST_BREAK = re.compile(r",(?!\d{3}(?!\d))\s*|\s+and\s+")  # '1,047 km' is one number, not items '1' and '047 km'
 _WH_DETERMINERS = frozenset({"which", "what", "whose"})
 _PLAIN_GAP = 2  # words between a relation word and the answer in a plain statement: 'born in', 'painted by the'
 _NUMBER_WORDS = frozenset("one two three four five six seven eight nine ten eleven twelve dozen hundred "
@@ -71,11 +69,11 @@ def answer_features(question: str, answer: str, raw: float, evidence: Sequence[s
     engine.tools.offline_reader.question_grammar.describes_another) an answer the first document states is the described
     entity or its page's topic, one hop short — right 0.26 vs 0.61 on demo, 0.10 vs 0.49 geo, 0.08 vs
     0.43 HotpotQA, 0.11 vs 0.38 spaceflight (`bridge_in_top`); for any other question it flips, and is
-    no feature. Which features a model keeps, and with which sign, is the fit's to decide
-    (scripts/fit_calibration.py: a feature whose weight flips between packs is left out)."""
+    no feature. Each feature's sign is fixed beforehand (model.SIGNS); the fit only weighs them
+    (scripts/fit_calibration.py: a feature without a known sign whose weight flips between packs is out)."""
     kind = _CLASSIFIER.classify(question).kind
     typed = answer_kind(question, _items(answer), kind, evidence)
-    kind = kind if kind in KINDS else "other"
+    derived = derived or Derived()
     clipped = min(0.99, max(0.01, float(raw)))
     values = {
         "raw_logit": math.log(clipped / (1 - clipped)),
@@ -84,8 +82,8 @@ def answer_features(question: str, answer: str, raw: float, evidence: Sequence[s
         "answer_in_graph": float(_in_graph(question, answer, facts)),
         "answer_type_agrees": float(typed.agrees),
         "answer_type_conflicts": float(typed.conflicts),
-        "answer_calculated": float(_calculated(answer, evidence, facts, (derived or Derived()).calculations)),
-        "premise_refuted": float(_refuted(answer, derived or Derived())),
+        "answer_calculated": float(_calculated(answer, evidence, facts, derived.calculations)),
+        "premise_refuted": float(_refuted(answer, derived)),
     }
     values.update({f"asks_{form}": float(form == kind) for form in ANSWER_FORMS})
     return values
@@ -163,7 +161,7 @@ def _terms(text: str) -> frozenset[str]:
 
 def _items(answer: str) -> list[str]:
     """A listed answer's items ('A, B and C' → A, B, C); any other answer is one item."""
-    return [part for part in _LIST_BREAK.split(answer) if words(part)] or [answer]
+    return [part for part in list_items(answer) if words(part)] or [answer]
 
 
 def _phrase(needle: str) -> re.Pattern[str]:

@@ -54,12 +54,10 @@ class CalibrationModel:
     worth in its rows: (right + 1) / (n + 2) over their distinct question-answer pairs, the rule of
     succession. The defaults apply no rule.
 
-    Constraints (issue 27): each feature in SIGNS has a weight of its sign or 0 — the method's own
-    score ≥ 0, a shape mismatch ≤ 0, a graph fact tying the question to the answer ≥ 0, an answer the
-    retrieved text defines as the asked noun ≥ 0 and one it defines as another class ≤ 0 — and a plain
-    statement can only raise (the floor is a max), an unsupported answer only fall (the ceiling squeezes),
-    so a shape mismatch lowers the probability whatever else holds. The fit keeps only features whose
-    weight has one sign on every pack it is fitted on (scripts/fit_calibration.py); the rest weigh 0."""
+    Constraints (issue 27): each feature in SIGNS has a weight of its sign or 0, and a plain statement
+    can only raise (the floor is a max), an unsupported answer only fall (the ceiling squeezes), so a
+    shape mismatch lowers the probability whatever else holds. A feature without a known sign is kept
+    only when its weight has one sign on every pack the model is fitted on (scripts/fit_calibration.py)."""
 
     weights: Mapping[str, float]
     intercept: float
@@ -83,7 +81,8 @@ class CalibrationModel:
 
     def settled(self, values: Mapping[str, float], *, supported: bool, plain: bool) -> float:
         """The probability from feature values and how the text states the answer: the logistic model,
-        then the two rules (monotone in the fitted value, so each feature's sign carries through)."""
+        then the two rules (monotone in the fitted value, so each feature's sign carries through; the
+        property tests call this directly, over feature rows no text need produce)."""
         z = self.intercept + sum(w * values[n] for n, w in self.weights.items())
         fitted = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
         if not supported:

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.knowledge.records import Pack
+from engine.text import list_items
 from engine.tools.base import IDK
 from engine.trace import ErrorStep, Trace
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
-_LIST_BREAK = re.compile(r"\s*[,;\n]\s*|\s+(?:and|&)\s+")  # 'A, B and C' → A | B | C
 _PUNCT = str.maketrans("", "", string.punctuation)
 RECALL_KS = (5, 10)
 
@@ -62,7 +62,7 @@ def set_scores(answer: str, golds: Sequence[str]) -> tuple[float, float]:
     if not golds:
         return 0.0, 0.0
     recall = sum(contains(answer, g) for g in golds) / len(golds)
-    items = [item for item in _LIST_BREAK.split(answer) if normalize(item)]
+    items = [item for item in list_items(answer) if normalize(item)]
     matched = sum(any(contains(item, g) or contains(g, item) for g in golds) for item in items)
     precision = matched / len(items) if items else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0

@@ -27,12 +27,11 @@ import re
 from collections.abc import Sequence
 
 from engine.methods.ras.query_graph import fold
-from engine.text import is_year, split_sentences, words
+from engine.text import is_year, list_items, split_sentences, words
 from engine.tools.base import Reading
 from engine.tools.offline_reader.question_grammar import asked_noun, describes_another
 from engine.tools.offline_reader.sentences import word_stem
 
-_LIST_BREAK = re.compile(r",\s*|\s+and\s+")  # a listed answer: 'A, B and C'
 _NAME_PART = re.compile(r"\s*[,(]")  # where the qualifier of a name starts
 _NUMBER = re.compile(r"[\d.,\s]+(?:[a-z]{1,3})?")  # '1943', '26,788', '517 km'
 
@@ -62,7 +61,7 @@ def is_bridge(question: str, reading: Reading, texts: Sequence[str]) -> bool:
     noun = asked_noun(question)
     if reading.refused or not noun or _plural(noun) or not describes_another(question):
         return False
-    return not any(reaches(item, noun, texts) for item in _LIST_BREAK.split(reading.answer) if item.strip())
+    return not any(reaches(item, noun, texts) for item in list_items(reading.answer))
 
 
 def _plural(noun: str) -> bool:

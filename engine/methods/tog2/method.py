@@ -70,6 +70,7 @@ from engine.retrieval.embedder import Embedder
 from engine.retrieval.suite import RETRIEVER_NAMES
 from engine.rules.text import relation_label
 from engine.tools.bundle import ToolBundle
+from engine.tools.offline_reader.question_grammar import describes_by_clause
 from engine.trace import AnswerStep, DecisionStep, Edge, GraphDeltaStep, Hit, LlmCallStep, Node, RetrievalStep, Step
 
 ENDING_ACTIONS = frozenset({"answer", "depth_cap"})  # decisions an answer step follows at once
@@ -78,8 +79,6 @@ RETRIEVED_SCORE = 0.5  # a topic entity found by text retrieval, not named: belo
 INITIAL_PER_ENTITY = 3  # spec §4 [code]: top-3 per topic entity seed the pool
 MAX_STUBS = 8  # pruned relations drawn per frontier entity; the rest are only counted
 RETRIEVER = "tog2 entity documents (MiniLM)"
-# "the rocket that lifted …", "the laboratory where …": an entity the question only describes (grammar, no domain)
-_DESCRIBED = re.compile(r"\bthe\s+(?:[\w'’-]+\s+){1,4}(?:that|who|whom|whose|which|where)\s", re.IGNORECASE)
 # a bare year ('1921', 'in 1905', '300 BC') is a literal, not a place to start exploring from
 _BARE_YEAR = re.compile(r"^\s*(?:(?:in|on|of|since|by|from|until)\s+)?\d{1,4}(?:\s*(?:bc|bce|ad|ce))?\s*$",
                         re.IGNORECASE)
@@ -340,7 +339,7 @@ def _hop_left(question: str, reasoning: Reasoning, state: _State, graph: Explora
     answered from the topic entities' own documents before any walk. The LLM reasoner decides itself."""
     if not reasoning.sufficient or ctx.tools.backend != "offline":
         return reasoning
-    if not state.expanded and _DESCRIBED.search(question):
+    if not state.expanded and describes_by_clause(question):
         return replace(reasoning, sufficient=False)
     name = entity_linker(ctx.tools.kg, ctx.retrieval.embedder).canonical(reasoning.reading.answer)
     if name is None or name in state.expanded or not graph.relations(name, state.arrived.get(name)):

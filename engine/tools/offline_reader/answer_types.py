@@ -14,11 +14,11 @@ import re
 from dataclasses import dataclass
 
 from engine.text import STOPWORDS
-from engine.tools.offline_classifier import PERSON_NOUNS, PLACE_NOUNS
+from engine.tools.offline_classifier import PERSON_NOUNS, PLACE_NOUNS, asked_nouns
 from engine.tools.offline_reader.lexicon import GEO_WORDS, PARTICIPLES, PREPOSITIONS
 from engine.tools.offline_reader.names import Gazetteer, key_of, named_spans, span_text
 from engine.tools.offline_reader.records import Sentence
-from engine.tools.offline_reader.sentences import bare_title, word_stem
+from engine.tools.offline_reader.sentences import bare_title, content_stems, word_stem
 
 _COPULAS = frozenset("is was are were".split())
 _ARTICLES = frozenset("a an the one".split())
@@ -164,6 +164,11 @@ class Asked:
     kind: str
     nouns: tuple[str, ...]
     question_stems: frozenset[str]
+
+    @classmethod
+    def of(cls, question: str, kind: str) -> Asked:
+        """What `question` asks for, given the classifier's `kind` of it: 'which country' → ('country',)."""
+        return cls(kind, asked_nouns(question), content_stems(question))
 
     @property
     def noun_stems(self) -> frozenset[str]:

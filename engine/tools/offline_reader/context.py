@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from engine.tools.base import IDK, AnswerType, Reading
-from engine.tools.offline_classifier import asked_nouns
 from engine.tools.offline_reader.answer_types import Asked, EntityType, defined_types
 from engine.tools.offline_reader.lexicon import lower_words
 from engine.tools.offline_reader.names import Gazetteer
@@ -47,7 +46,7 @@ class Context:
     @cached_property
     def asked(self) -> Asked:
         """The asked type beyond the kind: 'which country' → ('country',), and the question's own stems."""
-        return Asked(self.answer_type.kind, asked_nouns(self.question), self.question_stems)
+        return Asked.of(self.question, self.answer_type.kind)
 
     @cached_property
     def entity_types(self) -> dict[str, EntityType]:

@@ -13,6 +13,8 @@ from engine.tools.offline_reader.lexicon import IRREGULAR, PARTICIPLES, PREPOSIT
 _WH_DETERMINERS = frozenset({"what", "which"})
 _SKIPPED = frozenset("other same kind type sort name one ones".split())  # 'what other school' asks for a school
 _ARTICLES = frozenset({"the", "a", "an"})
+# 'the rocket that lifted …', 'the laboratory where …': an entity the question describes by a relative clause
+_DESCRIBED_BY_CLAUSE = re.compile(r"\bthe\s+(?:[\w'’-]+\s+){1,4}(?:that|who|whom|whose|which|where)\s", re.IGNORECASE)
 
 
 def asked_noun(question: str) -> str:
@@ -55,3 +57,9 @@ def describes_another(question: str) -> bool:
         if token.lower() == "the" and follower.islower() and follower not in STOPWORDS and not asking:
             return True
     return False
+
+
+def describes_by_clause(question: str) -> bool:
+    """Whether the question describes an entity by a relative clause ('the rocket that lifted Mir's core
+    module'): a narrower reading than describes_another, which any 'the <noun>' satisfies."""
+    return bool(_DESCRIBED_BY_CLAUSE.search(question))
