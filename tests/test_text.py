@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from engine.text import YEAR, content_words, is_year, name_pattern, split_sentences, words
+from engine.text import YEAR, content_words, is_year, list_items, name_pattern, split_sentences, words
 
 
 def test_words_keep_inner_apostrophes_and_hyphens_but_not_a_possessive():
@@ -80,3 +80,11 @@ def test_splitting_is_linear_on_hostile_text(monkeypatch):
 def test_a_year_is_1000_to_2099_standing_alone_from_other_digits():
     assert [m.group(1) for m in YEAR.finditer("born 1905, died 2099; not 12345 nor 999 nor 2100")] == ["1905", "2099"]
     assert is_year("1879") and not is_year("1879s") and not is_year("879")
+
+
+def test_a_listed_answer_splits_into_items_but_a_thousands_separator_does_not():
+    assert list_items("Oslo, Bergen and Tromsø") == ["Oslo", "Bergen", "Tromsø"]
+    assert list_items("Oslo; Bergen") == ["Oslo", "Bergen"]
+    assert list_items("1,047 km") == ["1,047 km"]
+    assert list_items("1867, 1934") == ["1867", "1934"]
+    assert list_items("Procter & Gamble") == ["Procter & Gamble"]
