@@ -13,8 +13,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import lru_cache
 from html import escape
 from types import MappingProxyType
@@ -24,7 +24,17 @@ import numpy as np
 import streamlit as st
 from pyvis.network import Network
 
-from engine.trace import Edge, GraphDeltaStep, Node, Step, step_to_dict
+from engine.graph.view import (  # the fold lives in the engine; re-exported for this module's callers and tests
+    EdgeKey,
+    GraphView,
+    Skeleton,
+    ViewEdge,
+    ViewNode,
+    edge_key,
+    graph_at,
+    graph_deltas,
+)
+from engine.trace import GraphDeltaStep, Step, step_to_dict
 
 # Tableau 10 without its grey, which is reserved for pruned elements; round r takes PALETTE[r % 9].
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f")
@@ -54,146 +64,12 @@ SANDBOX = "allow-scripts"
 # it can neither load nor send anything.
 _CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
 
-EdgeKey = tuple[str, str, str]
-
-
-@dataclass(frozen=True)
-class ViewNode:
-    id: str
-    label: str
-    kind: str
-    first_round: int
-    pruned: bool = False
-    score: float | None = None
-    is_new: bool = False
-    is_focus: bool = False
-
-
-@dataclass(frozen=True)
-class ViewEdge:
-    """`pruned` is true when the edge itself was pruned or either of its ends is pruned."""
-
-    source: str
-    relation: str
-    target: str
-    first_round: int
-    pruned: bool = False
-    score: float | None = None
-    is_new: bool = False
-    provenance: str = ""
-
-
-@dataclass(frozen=True)
-class Skeleton:
-    """Every node and link the whole trace ever shows: the layout is computed on this, once."""
-
-    nodes: tuple[str, ...] = ()
-    links: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True)
-class GraphView:
-    nodes: tuple[ViewNode, ...]
-    edges: tuple[ViewEdge, ...]
-    iteration: int
-    skeleton: Skeleton = Skeleton()
-
-
 def round_name(iteration: int) -> str:
     return "set-up" if iteration == 0 else f"round {iteration}"
 
 
 def round_colour(iteration: int) -> str:
     return PALETTE[iteration % len(PALETTE)]
-
-
-# ---- the fold ------------------------------------------------------------------------------------
-
-
-def _deltas(steps: Iterable[Step]) -> tuple[GraphDeltaStep, ...]:
-    return tuple(s for s in steps if isinstance(s, GraphDeltaStep))
-
-
-def _edge_key(edge: Edge | ViewEdge) -> EdgeKey:
-    return (edge.source, edge.relation, edge.target)
-
-
-class _Fold:
-    """Graph state while folding deltas; local and mutable, never handed out."""
-
-    def __init__(self) -> None:
-        self.nodes: dict[str, ViewNode] = {}
-        self.edges: dict[EdgeKey, ViewEdge] = {}
-        self.implicit: set[str] = set()  # ends of edges that no delta named as a node (yet)
-
-    def node(self, node: Node, round_: int, *, pruned: bool) -> None:
-        old = self.nodes.get(node.id)
-        if old is None or node.id in self.implicit:
-            self.implicit.discard(node.id)
-            first = round_ if old is None else old.first_round
-            score = node.score if node.score is not None or old is None else old.score
-            self.nodes[node.id] = ViewNode(node.id, node.label or node.id, node.kind, first, pruned, score)
-            return
-        score = node.score if node.score is not None else old.score
-        self.nodes[node.id] = replace(old, pruned=pruned, score=score)
-
-    def end(self, node_id: str, round_: int) -> None:
-        if node_id not in self.nodes:
-            self.nodes[node_id] = ViewNode(node_id, node_id, "entity", round_)
-            self.implicit.add(node_id)
-
-    def edge(self, edge: Edge, round_: int, *, pruned: bool) -> None:
-        self.end(edge.source, round_)
-        self.end(edge.target, round_)
-        old = self.edges.get(_edge_key(edge))
-        score = edge.score if edge.score is not None or old is None else old.score
-        provenance = edge.provenance or (old.provenance if old else "")
-        first = round_ if old is None else old.first_round
-        self.edges[_edge_key(edge)] = ViewEdge(edge.source, edge.relation, edge.target, first, pruned, score,
-                                               provenance=provenance)
-
-    def apply(self, delta: GraphDeltaStep) -> None:
-        # Additions before prunings: a method that explores and prunes in one round ends that round pruned.
-        for node in delta.added_nodes:
-            self.node(node, delta.iteration, pruned=False)
-        for edge in delta.added_edges:
-            self.edge(edge, delta.iteration, pruned=False)
-        for node in delta.pruned_nodes:
-            self.node(node, delta.iteration, pruned=True)
-        for edge in delta.pruned_edges:
-            self.edge(edge, delta.iteration, pruned=True)
-
-
-def skeleton_of(deltas: Sequence[GraphDeltaStep]) -> Skeleton:
-    """All nodes and (undirected, deduplicated) links of every delta, in order of first appearance."""
-    nodes: dict[str, None] = {}
-    links: dict[tuple[str, str], None] = {}
-    for delta in deltas:
-        for node in (*delta.added_nodes, *delta.pruned_nodes):
-            nodes.setdefault(node.id)
-        for edge in (*delta.added_edges, *delta.pruned_edges):
-            nodes.setdefault(edge.source)
-            nodes.setdefault(edge.target)
-            if edge.source != edge.target:
-                links.setdefault(tuple(sorted((edge.source, edge.target))))
-    return Skeleton(tuple(nodes), tuple(links))
-
-
-def graph_at(steps: Sequence[Step], iteration: int) -> GraphView:
-    """The graph as of `iteration`: every graph delta with `step.iteration <= iteration`, folded in order."""
-    deltas = _deltas(steps)
-    fold = _Fold()
-    for delta in deltas:
-        if delta.iteration <= iteration:
-            fold.apply(delta)
-    focus = {f for d in deltas if d.iteration == iteration for f in d.focus}
-    nodes = tuple(replace(n, is_new=n.first_round == iteration, is_focus=n.id in focus)
-                  for n in fold.nodes.values())
-    pruned = {n.id for n in nodes if n.pruned}
-    edges = tuple(replace(e, is_new=e.first_round == iteration,
-                          pruned=e.pruned or e.source in pruned or e.target in pruned)
-                  for e in fold.edges.values())
-    return GraphView(nodes, edges, iteration, skeleton_of(deltas))
 
 
 def has_graph(steps: Sequence[Step], iteration: int) -> bool:
@@ -457,7 +333,7 @@ def graph_html(view: GraphView, *, height_px: int = HEIGHT_PX, seed: int = 7) ->
     labels = {n.id: n.label for n in view.nodes}
     named = _named_edges(view)
     for e in view.edges:
-        text = {"label": plain(_short(e.relation))} if _edge_key(e) in named else {}
+        text = {"label": plain(_short(e.relation))} if edge_key(e) in named else {}
         net.add_edge(e.source, e.target, title=plain(_edge_title(e, labels)),
                      **text, **_edge_style(e, faded=bool(current) and not e.is_new))
     framed = current or {n.id for n in view.nodes}
@@ -471,7 +347,7 @@ def _named_edges(view: GraphView) -> set[EdgeKey]:
     else (a first round of many edges) none."""
     for chosen in (view.edges, tuple(e for e in view.edges if e.is_new)):
         if len(chosen) <= EDGE_LABELS_UPTO:
-            return {_edge_key(e) for e in chosen}
+            return {edge_key(e) for e in chosen}
     return set()
 
 
@@ -523,7 +399,7 @@ def _cached_html(digest: str, iteration: int, max_nodes: int | None, _deltas: tu
 def render_graph(steps: Sequence[Step], iteration: int, *, key: str, max_nodes: int = 100) -> bool:
     """The graph as of `iteration`, its legend and its node table; only a caption, and False, when there is
     no node to draw, so that a caller that checked `has_graph` first never shows an empty box."""
-    deltas = _deltas(steps)
+    deltas = graph_deltas(steps)
     view = graph_at(deltas, iteration)
     if not view.nodes:
         st.caption(f"the graph has no nodes as of {round_name(iteration)}" if deltas else "this method builds no graph")
