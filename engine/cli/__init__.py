@@ -11,6 +11,7 @@ from pathlib import Path
 
 from engine.cli import (
     ask,
+    compare_evals,
     evaluate,
     export_traces,
     importers,
@@ -27,7 +28,8 @@ from engine.disk import disk_full, is_disk_full
 from engine.errors import RagscopeError
 
 # In the order `python -m engine --help` lists them.
-COMMANDS: tuple[Command, ...] = (methods.COMMAND, ask.COMMAND, evaluate.COMMAND, index.COMMAND, ingest.COMMAND,
+COMMANDS: tuple[Command, ...] = (methods.COMMAND, ask.COMMAND, evaluate.COMMAND, compare_evals.COMMAND,
+                                 index.COMMAND, ingest.COMMAND,
                                  *importers.COMMANDS, mine_rules.COMMAND, train_retriever.COMMAND,
                                  train_r2ag.COMMAND, export_traces.COMMAND)
 
