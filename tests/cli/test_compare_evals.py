@@ -1,0 +1,79 @@
+"""`compare-evals BEFORE AFTER` on two real `eval --out` reports of the mini pack, and on folders that are not."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.cli import main
+from engine.evaluation.regression import compare_evaluations, saved_setting
+from engine.evaluation.saved import read_evaluation
+from paths import MINI_PACK
+
+
+@pytest.fixture(scope="module")
+def reports(ragscope_home, tmp_path_factory) -> tuple[Path, Path]:
+    """vanilla with its default k (5) and with k=1: fewer passages, so some answers change."""
+    root = tmp_path_factory.mktemp("compare_evals")
+    before, after = root / "k5", root / "k1"
+    assert main(["eval", "--pack", str(MINI_PACK), "--method", "vanilla", "--out", str(before)]) == 0
+    assert main(["eval", "--pack", str(MINI_PACK), "--method", "vanilla", "-p", "k=1", "--out", str(after)]) == 0
+    return before, after
+
+
+def test_two_reports_print_the_deltas_the_flips_and_what_differs(reports, capsys):
+    capsys.readouterr()
+    assert main(["compare-evals", *map(str, reports)]) == 0
+    out = capsys.readouterr().out
+    before, after = read_evaluation(reports[0]), read_evaluation(reports[1])
+    comparison = compare_evaluations(before.results, after.results,
+                                     settings=(saved_setting(before), saved_setting(after)))
+    assert comparison.flips, "k=1 should change some answer of the mini pack"
+    em = next(r for r in comparison.rows if (r.scope, r.metric) == ("overall", "em"))
+    assert f"overall        em        {em.before:>7.3f} {em.after:>7.3f}  {em.delta} n=6" in out
+    assert "differs: vanilla k: 5 → 1" in out
+    for flip in comparison.flips:  # each flipped question names both its traces
+        assert f"traces {flip.trace_before} → {flip.trace_after}" in out
+
+
+def test_json_output_holds_every_row_and_flip(reports, capsys):
+    capsys.readouterr()
+    assert main(["compare-evals", *map(str, reports), "--json", "--seed", "3"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["seed"] == 3 and data["paired"] == 6 and data["unpaired"] == []
+    assert {row["metric"] for row in data["rows"]} >= {"em", "f1", "acc", "crag", "coverage", "recall_5", "ap"}
+    assert all(row["delta"]["n"] >= 1 for row in data["rows"])
+    assert data["before"] == str(reports[0]) and data["flips"][0]["trace_after"]
+
+
+def test_a_report_compared_with_itself_has_no_delta_and_no_flip(reports, capsys):
+    capsys.readouterr()
+    assert main(["compare-evals", str(reports[0]), str(reports[0]), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["flips"] == [] and {row["delta"]["estimate"] for row in data["rows"]} == {0.0}
+
+
+@pytest.mark.parametrize("bad", ["missing", "empty", "no_traces"])
+def test_a_folder_that_is_not_a_report_exits_2_saying_why(reports, tmp_path, capsys, bad):
+    folder = tmp_path / bad
+    if bad != "missing":
+        folder.mkdir()
+    if bad == "no_traces":
+        (folder / "results.csv").write_text((reports[0] / "results.csv").read_text())
+    assert main(["compare-evals", str(reports[0]), str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and str(folder) in err
+    assert ("not an evaluation report folder" if bad == "missing" else "no results.csv" if bad == "empty"
+            else "no traces.jsonl") in err
+
+
+def test_a_malformed_results_file_exits_2_naming_the_line(reports, tmp_path, capsys):
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    lines = (reports[0] / "results.csv").read_text().splitlines()
+    (folder / "results.csv").write_text("\n".join([lines[0], lines[1].replace(",False,", ",maybe,", 1)]) + "\n")
+    (folder / "traces.jsonl").write_text((reports[0] / "traces.jsonl").read_text())
+    assert main(["compare-evals", str(folder), str(reports[1])]) == 2
+    assert "results.csv:2: refused: 'maybe' is not a bool" in capsys.readouterr().err
