@@ -319,3 +319,17 @@ def start_tour(new: Tour) -> None:
     if old is not None:
         old.stop()
     st.session_state[_TOUR] = new.start()
+
+
+# ---- evaluation comparison -------------------------------------------------------------------------
+
+_COMPARED = "evaluate.compared"
+
+
+def compared_evaluations() -> tuple[str, str] | None:
+    """The two saved evaluations (journal ids) this session compares on Evaluate, or None."""
+    return st.session_state.get(_COMPARED)
+
+
+def compare_evaluations(pair: tuple[str, str] | None) -> None:
+    st.session_state[_COMPARED] = pair

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import ui_state
+from components.eval_compare import render_comparison, render_flip
 from components.glossary import ECE, METRICS
 from components.reliability import render_reliability
 from components.safe import md_text
@@ -194,28 +195,91 @@ def _results(job: EvaluationJob) -> None:
 
 def _past_row(past: JournalSummary, current: str) -> dict[str, object]:
     when = datetime.fromtimestamp(past.written, UTC).strftime("%Y-%m-%d %H:%M")
-    state = past.state + (", shown above" if past.id == current else "")
+    state = "running" if service.running(past.id) else past.state
     return {"last written (UTC)": when, "pack": past.pack, "methods": ", ".join(runs.label(m) for m in past.methods),
-            "done": f"{past.done} of {past.total}", "state": state}
+            "done": f"{past.done} of {past.total}", "state": state + (", shown below" if past.id == current else "")}
+
+
+def _resume_saved(journal_id: str) -> None:
+    """Resume from the list: the evaluation is shown below and goes on in the background; one that cannot go on
+    says why there (its error), as the Resume button above does."""
+    ui_state.link_evaluation(journal_id)
+    try:
+        service.resume_saved(journal_id, _workbench_for)
+    except RagscopeError:
+        pass  # unreadable: the page's reopening of the link says why
 
 
 def _past(journals: list[JournalSummary], job: EvaluationJob | None) -> None:
-    """The evaluations kept on disk, any of which opens here again (a stopped one can then be resumed)."""
+    """Every evaluation kept on disk: one opens (or goes on) here, two are compared."""
     if not journals:
         return
-    st.divider()
-    st.subheader("Past evaluations")
-    st.caption("Kept on disk, last written first. Select one and press **Open** to see its results here; "
-               "a stopped one can then be resumed, an interrupted one goes on by itself.")
+    st.subheader("Saved evaluations")
+    st.caption("Kept on disk, last written first. Select one to **Open** it below (or **Resume** a stopped or "
+               "interrupted one); select two to **Compare** them question by question.")
     current = job.id if job else ""
     event = st.dataframe([_past_row(p, current) for p in journals], key="evaluate.past", hide_index=True,
-                         width="stretch", on_select="rerun", selection_mode="single-row",
+                         width="stretch", on_select="rerun", selection_mode="multi-row",
+                         height="auto" if len(journals) <= 6 else 260,
                          column_config={"methods": st.column_config.TextColumn(width="medium")})
-    rows = event.selection.rows
-    chosen = journals[rows[0]] if rows and rows[0] < len(journals) else None
-    st.button("Open", key="evaluate.open", type="primary", icon=":material/open_in_browser:",
-              disabled=chosen is None or chosen.id == current, on_click=ui_state.link_evaluation,
-              args=(chosen.id if chosen else "",))
+    chosen = [journals[row] for row in event.selection.rows if row < len(journals)]
+    one = chosen[0] if len(chosen) == 1 else None
+    open_col, resume_col, compare_col, _ = st.columns([1, 1, 1, 5])
+    open_col.button("Open", key="evaluate.open", type="primary", icon=":material/open_in_browser:", width="stretch",
+                    disabled=one is None or one.id == current, on_click=ui_state.link_evaluation,
+                    args=(one.id if one else "",))
+    resume_col.button("Resume", key="evaluate.past_resume", icon=":material/play_arrow:", width="stretch",
+                      disabled=one is None or one.state == "finished" or service.running(one.id),
+                      on_click=_resume_saved, args=(one.id if one else "",),
+                      help="Go on with the selected stopped or interrupted evaluation, in the background.")
+    compare_col.button("Compare", key="evaluate.compare", icon=":material/compare_arrows:", width="stretch",
+                       disabled=len(chosen) != 2, on_click=ui_state.compare_evaluations,
+                       args=(tuple(p.id for p in chosen) if len(chosen) == 2 else None,),
+                       help="Select two: the one started first is compared as before, the other as after.")
+    _comparison(journals)
+
+
+def _comparison(journals: list[JournalSummary]) -> None:
+    """The two evaluations compared (engine.evaluation.regression), with a flipped question's answers and runs."""
+    pair = ui_state.compared_evaluations()
+    by_id = {p.id: p for p in journals}
+    if pair is None or not all(journal_id in by_id for journal_id in pair):
+        return
+    title_col, swap_col, close_col = st.columns([5, 2, 1], vertical_alignment="bottom")
+    swap = swap_col.toggle("Swap before and after", key="evaluate.compare.swap")
+    close_col.button("Close", key="evaluate.compare.close", on_click=ui_state.compare_evaluations, args=(None,),
+                     width="stretch")
+    try:
+        saved = service.compare(by_id[pair[0]], by_id[pair[1]], swap=swap)
+    except RagscopeError as exc:
+        st.error(md_text(f"Could not compare these evaluations: {exc}"))
+        return
+    title_col.markdown(f"#### Comparison\nbefore: {_described(saved.before)}  \nafter: {_described(saved.after)}")
+    flip = render_comparison(saved.comparison, key="evaluate.comparison",
+                             labels={m: runs.label(m) for m in runs.method_choices()})
+    if flip is not None:
+        _flipped_detail(saved, flip)
+
+
+def _described(past: JournalSummary) -> str:
+    when = datetime.fromtimestamp(past.written, UTC).strftime("%Y-%m-%d %H:%M")
+    methods = ", ".join(runs.label(m) for m in past.methods)
+    return md_text(f"{past.pack} · {methods} · {past.done} of {past.total} runs · last written {when} UTC")
+
+
+def _flipped_detail(saved: evaluations.SavedComparison, flip: evaluations.Flip) -> None:
+    """One flipped question: both answers side by side, and either run opened in Explore."""
+    before, after = saved.trace(flip.trace_before), saved.trace(flip.trace_after)
+    with st.container(border=True):
+        render_flip(flip)
+        before_col, after_col, _ = st.columns([1, 1, 3])
+        if before_col.button("Open before in Explore", key="evaluate.compare.open_before",
+                             icon=":material/open_in_new:", width="stretch"):
+            ui_state.show_trace(before)
+        if after_col.button("Open after in Explore", key="evaluate.compare.open_after",
+                            icon=":material/open_in_new:", width="stretch"):
+            ui_state.show_trace(after)
+        # The two runs' trace diff goes here: render_trace_diff(before, after, key="evaluate.compare.diff")
 
 
 st.header("Evaluate")
@@ -223,6 +287,9 @@ st.caption(f"Methods × the questions of **{md_text(pack.info.title or pack.info
            "default parameters (and the time limit per run, when you set one).")
 job = _current()
 running = job is not None and job.running
+_past(service.past(), job)
+st.divider()
+st.subheader("New evaluation")
 if not pack.questions:
     st.info("This pack has no questions to evaluate on. Add a `questions.jsonl` to the pack, or import a "
             "dataset on the Knowledge page.")
@@ -264,4 +331,3 @@ if job is None:
 else:
     st.divider()
     _results(job)
-_past(service.past(), job)

@@ -14,7 +14,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from functools import cache
+from datetime import datetime
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from engine.evaluation import runner
 from engine.evaluation.calibration import Reliability, reliability_by_method
 from engine.evaluation.compare import OVERALL, metric_rows, pick_questions, results_csv
 from engine.evaluation.journal import Journal, JournalPlan, JournalSummary, list_journals, new_journal_id
+from engine.evaluation.regression import EvaluationComparison, Flip, Setting, compare_evaluations, setting_of
 from engine.evaluation.runner import Progress, QuestionResult
 from engine.knowledge.records import QUESTION_TYPES, Pack, Question
 from engine.locking import HeldLock, hold
@@ -30,8 +32,8 @@ from engine.runner import Workbench
 from engine.trace import Trace
 
 # Re-exported so the Evaluate page needs no module of engine.evaluation or engine.knowledge itself.
-__all__ = ["OVERALL", "EvaluationJob", "Evaluations", "Filters", "JournalPlan", "JournalSummary", "Question",
-           "asked_filters", "method_params", "time_limited",
+__all__ = ["OVERALL", "EvaluationComparison", "EvaluationJob", "Evaluations", "Filters", "Flip", "JournalPlan",
+           "JournalSummary", "Question", "SavedComparison", "asked_filters", "method_params", "time_limited",
            "metric_rows", "pick_questions", "plan_evaluation", "question_types", "shared"]
 
 log = logging.getLogger(__name__)
@@ -385,11 +387,80 @@ class Evaluations:
         """The evaluations kept on disk, last written first."""
         return list_journals(self.root)
 
+    def running(self, journal_id: str) -> bool:
+        """Whether this process is asking that evaluation now (a journal on disk cannot tell running from
+        interrupted)."""
+        with self._lock:
+            job = self._open.get(journal_id)
+        return job is not None and job.running
+
+    def resume_saved(self, journal_id: str, workbench_for: WorkbenchFor) -> EvaluationJob:
+        """Go on with a saved evaluation picked from the list: an interrupted one goes on as it opens, a stopped
+        one as `resume` does; a refusal is kept in the job's `error`. RagscopeError when there is no such one."""
+        job = self.open(journal_id, workbench_for)
+        if not job.running and not job.finished:
+            self.resume(job, workbench_for)
+        return job
+
+    def compare(self, first: JournalSummary, second: JournalSummary, *, swap: bool = False,
+                seed: int = 0) -> SavedComparison:
+        """Two saved evaluations compared, the one started first as "before" (`swap`: the other way round);
+        remembered while neither journal is written to, so a page redrawn on every click does not read both
+        journals and bootstrap again."""
+        return _compared(self.root, first, second, swap, seed)
+
     def _keep(self, job: EvaluationJob) -> None:
         self._open[job.id] = job
         idle = [key for key, kept in self._open.items() if not kept.running]
         for key in idle[: max(0, len(idle) - self.KEPT)]:
             del self._open[key]
+
+
+@dataclass(frozen=True)
+class SavedComparison:
+    """Two of the app's saved evaluations compared, with the flipped questions' traces to open."""
+
+    before: JournalSummary
+    after: JournalSummary
+    comparison: EvaluationComparison
+    traces: dict[str, Trace]  # both sides' traces of the flipped questions, by id
+
+    def trace(self, trace_id: str) -> Trace:
+        return self.traces[trace_id]
+
+
+@lru_cache(maxsize=4)
+def _compared(root: Path, first: JournalSummary, second: JournalSummary, swap: bool, seed: int) -> SavedComparison:
+    # JournalSummary holds when each was last written and how far it got: a journal written to since is read again
+    sides = sorted((_saved_side(root, summary) for summary in (first, second)), key=lambda side: side[0])
+    (_, old, old_plan, old_results, old_traces), (_, new, new_plan, new_results, new_traces) = sides[::-1] if swap \
+        else sides
+    comparison = compare_evaluations(old_results, new_results, seed=seed, settings=(
+        _setting(old_plan, old_traces), _setting(new_plan, new_traces)))
+    wanted = {trace_id for flip in comparison.flips for trace_id in (flip.trace_before, flip.trace_after)}
+    traces = {t.id: t for t in (*old_traces, *new_traces) if t.id in wanted}
+    return SavedComparison(old, new, comparison, traces)
+
+
+def _saved_side(root: Path, summary: JournalSummary
+                ) -> tuple[tuple[float, float], JournalSummary, JournalPlan, tuple[QuestionResult, ...],
+                           tuple[Trace, ...]]:
+    """A journal read back, keyed by when it began (its first run's start, to the second; its last write when it
+    has no run), then by its last write."""
+    plan, results, traces = Journal(root, summary.id).read()
+    starts = [began for t in traces if (began := _began(t)) is not None]
+    return (min(starts, default=summary.written), summary.written), summary, plan, results, traces
+
+
+def _began(trace: Trace) -> float | None:
+    try:
+        return datetime.fromisoformat(trace.started).timestamp()
+    except ValueError:  # none kept (a failed run's trace) or not a time this code wrote
+        return None
+
+
+def _setting(plan: JournalPlan, traces: Sequence[Trace]) -> Setting:
+    return setting_of(traces, pack=Path(plan.pack_path).name, fingerprint=plan.fingerprint)
 
 
 @cache
