@@ -70,20 +70,23 @@ def _flips(comparison: EvaluationComparison, key: str, labels: Mapping[str, str]
         return None
     st.caption("Select a row to see both answers and open either run in Explore.")
     table = [{"change": KINDS.get(f.kind, f.kind), "method": labels.get(f.method, f.method),
-              "question_id": f.question_id, "type": f.type, "question": f.question,
-              "outcome": f"{f.outcome_before} → {f.outcome_after}", "confidence before": f.confidence_before,
-              "confidence after": f.confidence_after} for f in flips]
+              "question_id": f.question_id, "type": f.type, "outcome": f"{f.outcome_before} → {f.outcome_after}",
+              "confidence before": f.confidence_before, "confidence after": f.confidence_after,
+              "question": f.question} for f in flips]
     event = st.dataframe(table, key=f"{key}.flips", hide_index=True, width="stretch", on_select="rerun",
                          selection_mode="single-row", column_config={
                              "question": st.column_config.TextColumn(width="large"),
-                             "confidence before": SCORE, "confidence after": SCORE})
+                             "confidence before": st.column_config.NumberColumn("conf. before", format="%.2f",
+                                                                                width="small"),
+                             "confidence after": st.column_config.NumberColumn("conf. after", format="%.2f",
+                                                                               width="small")})
     rows = event.selection.rows
     return flips[rows[0]] if rows and rows[0] < len(flips) else None
 
 
-def render_flip(flip: Flip, *, before: str = "Before", after: str = "After") -> None:
+def render_flip(flip: Flip, *, method: str = "", before: str = "Before", after: str = "After") -> None:
     """The question, its gold answer, and both answers side by side with their outcome and confidence."""
-    st.markdown(f"**{md_text(flip.question_id)}** · {md_text(flip.question)}")
+    st.markdown(f"**{md_text(method or flip.method)} · {md_text(flip.question_id)}** · {md_text(flip.question)}")
     st.caption(f"Gold: {md_text(flip.gold)}")
     for column, title, answer, outcome, confidence in zip(
             st.columns(2), (before, after), (flip.answer_before, flip.answer_after),

@@ -224,7 +224,7 @@ def _past(journals: list[JournalSummary], job: EvaluationJob | None) -> None:
                          column_config={"methods": st.column_config.TextColumn(width="medium")})
     chosen = [journals[row] for row in event.selection.rows if row < len(journals)]
     one = chosen[0] if len(chosen) == 1 else None
-    open_col, resume_col, compare_col, _ = st.columns([1, 1, 1, 5])
+    open_col, resume_col, compare_col, _ = st.columns([1, 1, 1, 2])
     open_col.button("Open", key="evaluate.open", type="primary", icon=":material/open_in_browser:", width="stretch",
                     disabled=one is None or one.id == current, on_click=ui_state.link_evaluation,
                     args=(one.id if one else "",))
@@ -262,8 +262,10 @@ def _comparison(journals: list[JournalSummary]) -> None:
 
 
 def _described(past: JournalSummary) -> str:
+    """'demo · 6 methods · 36 of 36 runs · 2026-11-27 02:49 UTC': the list's row, short enough for one line."""
     when = datetime.fromtimestamp(past.written, UTC).strftime("%Y-%m-%d %H:%M")
-    methods = ", ".join(runs.label(m) for m in past.methods)
+    methods = ", ".join(runs.label(m) for m in past.methods) if len(past.methods) <= 2 else \
+        f"{len(past.methods)} methods"
     return md_text(f"{past.pack} · {methods} · {past.done} of {past.total} runs · last written {when} UTC")
 
 
@@ -271,8 +273,8 @@ def _flipped_detail(saved: evaluations.SavedComparison, flip: evaluations.Flip) 
     """One flipped question: both answers side by side, and either run opened in Explore."""
     before, after = saved.trace(flip.trace_before), saved.trace(flip.trace_after)
     with st.container(border=True):
-        render_flip(flip)
-        before_col, after_col, _ = st.columns([1, 1, 3])
+        render_flip(flip, method=runs.label(flip.method))
+        before_col, after_col, _ = st.columns(3)
         if before_col.button("Open before in Explore", key="evaluate.compare.open_before",
                              icon=":material/open_in_new:", width="stretch"):
             ui_state.show_trace(before)
