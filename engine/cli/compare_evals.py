@@ -32,6 +32,7 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+# argparse %-formats help lines: a percent sign is written %%.
 COMMAND = Command("compare-evals", "two eval --out reports compared per method and question type: metric deltas "
-                                   "with a paired bootstrap 95 % interval, and the questions that flipped",
+                                   "with a paired bootstrap 95 %% interval, and the questions that flipped",
                   _arguments, _run)

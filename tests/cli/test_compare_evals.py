@@ -77,3 +77,10 @@ def test_a_malformed_results_file_exits_2_naming_the_line(reports, tmp_path, cap
     (folder / "traces.jsonl").write_text((reports[0] / "traces.jsonl").read_text())
     assert main(["compare-evals", str(folder), str(reports[1])]) == 2
     assert "results.csv:2: refused: 'maybe' is not a bool" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["compare-evals", "--help"]])
+def test_help_lists_compare_evals(argv, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 0 and "compare-evals" in capsys.readouterr().out
