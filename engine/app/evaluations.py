@@ -460,7 +460,7 @@ def _began(trace: Trace) -> float | None:
 
 
 def _setting(plan: JournalPlan, traces: Sequence[Trace]) -> Setting:
-    return setting_of(traces, pack=Path(plan.pack_path).name, fingerprint=plan.fingerprint)
+    return setting_of(traces, pack=Path(plan.pack_path).name, fingerprint=plan.fingerprint, options=plan.options)
 
 
 @cache

@@ -92,6 +92,7 @@ class Setting:
     fingerprint: str = ""  # the pack's content hash; "" when unknown (a report written before run cards)
     models: tuple[str, ...] = ()  # "backend model" of its runs
     params: tuple[tuple[str, str, str], ...] = ()  # (method, name, value as shown), sorted
+    options: tuple[tuple[str, str], ...] = ()  # backend options besides the model (quantization, device, …), sorted
 
 
 @dataclass(frozen=True)
@@ -166,19 +167,25 @@ def _flip(before: QuestionResult, after: QuestionResult) -> Flip | None:
 
 # ---- what the two evaluations ran on ---------------------------------------------------------------
 
-def setting_of(traces: Sequence[Trace], *, pack: str = "", fingerprint: str = "") -> Setting:
+def setting_of(traces: Sequence[Trace], *, pack: str = "", fingerprint: str = "",
+               options: Mapping[str, Any] | Sequence[tuple[str, Any]] = ()) -> Setting:
     """An evaluation's setting read from its traces (each carries its backend, model, the method's resolved
     parameters and the answer policy), with the pack's name and fingerprint where a journal plan or a run card
     gives them."""
     params = {(t.method, name, _shown(value)) for t in traces
               for name, value in [*t.params.items(), *(asdict(t.policy).items() if t.policy else ())]}
     models = tuple(sorted({f"{t.backend} {t.model}".strip() for t in traces}))
-    return Setting(pack or next((t.pack for t in traces), ""), fingerprint, models, tuple(sorted(params)))
+    kept = sorted((str(name), str(value)) for name, value in (dict(options).items())
+                  if name not in ("model", "api_key"))  # the model is in `models`; a key is never shown
+    return Setting(pack or next((t.pack for t in traces), ""), fingerprint, models, tuple(sorted(params)),
+                   tuple(kept))
 
 
 def saved_setting(saved: SavedEvaluation) -> Setting:
-    """An `eval --out` report's setting: its run card's pack fingerprint, when it has a card."""
-    return setting_of(saved.traces, fingerprint=card_fingerprint(saved.card))
+    """An `eval --out` report's setting: its run card's pack fingerprint and backend options, when it has a card."""
+    options = (saved.card or {}).get("backend_options")
+    return setting_of(saved.traces, fingerprint=card_fingerprint(saved.card),
+                      options=options if isinstance(options, Mapping) else ())
 
 
 def card_fingerprint(card: Mapping[str, Any] | None) -> str:
@@ -209,8 +216,14 @@ def setting_differences(before: Setting, after: Setting) -> tuple[tuple[str, ...
                            "so a changed pack cannot be ruled out")
     if before.models != after.models:
         differences.append(f"model: {', '.join(before.models) or 'none'} → {', '.join(after.models) or 'none'}")
+    if before.options != after.options:
+        differences.append(f"backend options: {_shown_options(before.options)} → {_shown_options(after.options)}")
     differences.extend(_param_differences(before.params, after.params))
     return tuple(differences), tuple(warnings)
+
+
+def _shown_options(options: tuple[tuple[str, str], ...]) -> str:
+    return ", ".join(f"{name}={value}" for name, value in options) or "none"
 
 
 def _param_differences(before: tuple[tuple[str, str, str], ...],

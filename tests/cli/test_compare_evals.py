@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,21 @@ def test_a_report_compared_with_itself_has_no_delta_and_no_flip(reports, capsys)
     assert main(["compare-evals", str(reports[0]), str(reports[0]), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["flips"] == [] and {row["delta"]["estimate"] for row in data["rows"]} == {0.0}
+
+
+def test_run_cards_of_two_packs_make_a_warning_and_their_backend_options_are_compared(reports, tmp_path, capsys):
+    copies = []
+    for name, (report, fingerprint, quantization) in {"a": (reports[0], "aaaa", "nf4"),
+                                                      "b": (reports[1], "bbbb", "none")}.items():
+        copies.append(shutil.copytree(report, tmp_path / name))
+        card = {"pack": "mini", "pack_fingerprint": fingerprint, "backend": "offline",
+                "backend_options": {"quantization": quantization}}
+        (copies[-1] / "run_card.json").write_text(json.dumps(card))
+    capsys.readouterr()
+    assert main(["compare-evals", *map(str, copies)]) == 0
+    out = capsys.readouterr().out
+    assert "warning: the packs' documents differ (fingerprint aaaa → bbbb)" in out
+    assert "differs: backend options: quantization=nf4 → quantization=none" in out
 
 
 @pytest.mark.parametrize("bad", ["missing", "empty", "no_traces"])

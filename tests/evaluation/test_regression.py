@@ -19,6 +19,7 @@ from engine.evaluation.regression import (
     format_comparison,
     metric_value,
     setting_differences,
+    setting_of,
 )
 from engine.evaluation.runner import QuestionResult
 
@@ -160,10 +161,22 @@ def test_a_setting_compared_lists_its_differences_in_the_comparison_and_its_text
     assert "multi_hop      unchanged on every question: recall_5, ap" in text  # q4 and q7 kept theirs
 
 
+def test_backend_options_are_compared_without_the_model_or_an_api_key():
+    from engine.trace import Trace
+
+    trace = Trace(id="t", question="q", method="vanilla", backend="hf", model="/models/qwen", pack="mini")
+    nf4 = setting_of([trace], options={"model": "/models/qwen", "quantization": "nf4", "api_key": "secret"})
+    plain = setting_of([trace], options=(("model", "/models/qwen"), ("quantization", "none")))
+    assert nf4.options == (("quantization", "nf4"),) and nf4.models == ("hf /models/qwen",)
+    differences = setting_differences(nf4, plain)[0]
+    assert "backend options: quantization=nf4 → quantization=none" in differences
+    assert not any("secret" in d for d in differences)
+
+
 def test_a_run_cards_fingerprint_is_read_wherever_it_is_kept():
     assert card_fingerprint(None) == "" and card_fingerprint({}) == ""
     assert card_fingerprint({"pack": {"name": "mini", "fingerprint": "abc"}}) == "abc"
-    assert card_fingerprint({"pack_fingerprint": "def"}) == "def"
+    assert card_fingerprint({"pack": "mini", "pack_fingerprint": "def"}) == "def"  # eval's run_card.json
 
 
 def test_the_comparison_is_plain_data_for_json():
