@@ -4,6 +4,7 @@ either is written to; a missing one is a clear error. resume_saved goes on with 
 from __future__ import annotations
 
 import shutil
+import threading
 from dataclasses import replace
 
 import pytest
@@ -77,3 +78,15 @@ def test_resume_saved_goes_on_with_a_stopped_evaluation_and_leaves_a_finished_on
     assert finished.finished
     with pytest.raises(RagscopeError):
         service.resume_saved("0" * 32, lambda plan: mini_workbench)
+
+
+def test_an_evaluation_being_asked_is_running_until_it_ends(service, mini_workbench, mini_pack, monkeypatch):
+    done = _evaluated(service, mini_workbench, mini_pack)
+    stopped = Journal(service.root, new_journal_id())
+    stopped.write_plan(replace(done.plan, stopped=True))
+    release, ask = threading.Event(), mini_workbench.ask
+    monkeypatch.setattr(mini_workbench, "ask", lambda *args, **kwargs: release.wait(30) and ask(*args, **kwargs))
+    job = service.resume_saved(stopped.id, lambda plan: mini_workbench)
+    assert service.running(stopped.id) and not service.running(done.id)  # the list says "running", not "stopped"
+    release.set()
+    assert job.wait(60) and not service.running(stopped.id) and job.finished
