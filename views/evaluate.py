@@ -1,7 +1,8 @@
 """Evaluate: methods × the pack's questions with progress and Stop; metrics by method and question type.
 
 Glue over engine.app.evaluations, the loop `python -m engine eval` runs too: the evaluation is asked in a
-background thread this page follows, named in the URL (`?eval=`) so a reload or a link opens it again."""
+background thread this page follows, named in the URL (`?eval=`) so a reload or a link opens it again. Every
+saved evaluation is listed at the top: one opens or resumes, two are compared (engine.evaluation.regression)."""
 
 from __future__ import annotations
 
