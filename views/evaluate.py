@@ -215,7 +215,7 @@ def _past(journals: list[JournalSummary], job: EvaluationJob | None) -> None:
     """Every evaluation kept on disk: one opens (or goes on) here, two are compared."""
     if not journals:
         return
-    st.subheader("Saved evaluations")
+    st.subheader("Past evaluations")
     st.caption("Kept on disk, last written first. Select one to **Open** it below (or **Resume** a stopped or "
                "interrupted one); select two to **Compare** them question by question.")
     current = job.id if job else ""

@@ -13,8 +13,19 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("before", type=Path, help="the folder eval --out wrote for the baseline")
     parser.add_argument("after", type=Path, help="the folder eval --out wrote for the run compared with it")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON instead of tables")
-    parser.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0): the same seed, the "
+    parser.add_argument("--seed", type=_seed, default=0, help="the bootstrap's seed (default 0): the same seed, the "
                                                             "same intervals")
+
+
+def _seed(text: str) -> int:
+    """A bootstrap seed: numpy takes whole numbers from 0 up."""
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a seed; give a whole number from 0 up, e.g. --seed 0")
+    return seed
 
 
 def _run(args: argparse.Namespace) -> int:

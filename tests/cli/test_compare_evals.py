@@ -100,3 +100,10 @@ def test_help_lists_compare_evals(argv, capsys):
     with pytest.raises(SystemExit) as stopped:
         main(argv)
     assert stopped.value.code == 0 and "compare-evals" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("seed", ["-1", "x", "1.5"])
+def test_a_seed_that_is_not_a_whole_number_from_0_exits_2(reports, capsys, seed):
+    with pytest.raises(SystemExit) as stopped:
+        main(["compare-evals", *map(str, reports), "--seed", seed])
+    assert stopped.value.code == 2 and "give a whole number from 0 up" in capsys.readouterr().err
