@@ -194,8 +194,13 @@ def _results(job: EvaluationJob) -> None:
     _questions(job)
 
 
+def _written(past: JournalSummary) -> str:
+    """To the second: two evaluations run one after the other differ there, and the list tells them apart by it."""
+    return datetime.fromtimestamp(past.written, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
 def _past_row(past: JournalSummary, current: str) -> dict[str, object]:
-    when = datetime.fromtimestamp(past.written, UTC).strftime("%Y-%m-%d %H:%M")
+    when = _written(past)
     state = "running" if service.running(past.id) else past.state
     return {"last written (UTC)": when, "pack": past.pack, "methods": ", ".join(runs.label(m) for m in past.methods),
             "done": f"{past.done} of {past.total}", "state": state + (", shown below" if past.id == current else "")}
@@ -264,7 +269,7 @@ def _comparison(journals: list[JournalSummary]) -> None:
 
 def _described(past: JournalSummary) -> str:
     """'demo · 6 methods · 36 of 36 runs · 2026-11-27 02:49 UTC': the list's row, short enough for one line."""
-    when = datetime.fromtimestamp(past.written, UTC).strftime("%Y-%m-%d %H:%M")
+    when = _written(past)
     methods = ", ".join(runs.label(m) for m in past.methods) if len(past.methods) <= 2 else \
         f"{len(past.methods)} methods"
     return md_text(f"{past.pack} · {methods} · {past.done} of {past.total} runs · last written {when} UTC")
