@@ -3,15 +3,64 @@ questions that flipped between right and wrong, one of which can be selected to 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 import streamlit as st
 
 from components.safe import md_text
 
-if TYPE_CHECKING:
-    from engine.evaluation.regression import EvaluationComparison, Flip, MetricDelta
+
+# What this draws of engine.evaluation.regression's dataclasses (components import only the trace and params).
+class Interval(Protocol):
+    estimate: float
+    low: float
+    high: float
+
+
+class MetricDelta(Protocol):
+    method: str
+    scope: str
+    metric: str
+    before: float
+    after: float
+    delta: Interval
+    changed: int
+
+    @property
+    def n(self) -> int: ...
+
+
+class Flip(Protocol):
+    kind: str
+    method: str
+    question_id: str
+    type: str
+    question: str
+    gold: str
+    answer_before: str
+    answer_after: str
+    outcome_before: str
+    outcome_after: str
+    confidence_before: float
+    confidence_after: float
+
+
+class Unpaired(Protocol):
+    method: str
+    only_before: int
+    only_after: int
+
+
+class EvaluationComparison(Protocol):
+    rows: Sequence[MetricDelta]
+    flips: Sequence[Flip]
+    unpaired: Sequence[Unpaired]
+    paired: int
+    differences: Sequence[str]
+    warnings: Sequence[str]
+    seed: int
+
 
 KINDS = {"broken": "✗ broken (was right)", "fixed": "✓ fixed (now right)", "now refuses": "now refuses",
          "now answers": "now answers"}
