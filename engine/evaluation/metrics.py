@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import string
 from collections import Counter
@@ -126,6 +127,29 @@ def average_precision(evidence: Sequence[str], supporting: Sequence[str]) -> flo
             found += 1
             total += found / rank
     return total / len(gold)
+
+
+def reciprocal_rank(evidence: Sequence[str], supporting: Sequence[str]) -> float | None:
+    """1/rank of the first supporting doc in the distinct evidence ranking, 0.0 when none was retrieved; None
+    if no gold. MRR is its mean over questions with gold (Voorhees, TREC-8 QA track, 1999), as MAP is AP's."""
+    if not supporting:
+        return None
+    gold = set(supporting)
+    return next((1 / rank for rank, doc in enumerate(dict.fromkeys(evidence), start=1) if doc in gold), 0.0)
+
+
+def ndcg_at(evidence: Sequence[str], supporting: Sequence[str], k: int) -> float | None:
+    """nDCG@k with binary relevance (Järvelin & Kekäläinen 2002, "Cumulated gain-based evaluation of IR
+    techniques"): DCG@k = Σ_{i≤k} rel_i / log2(i+1) over the distinct evidence ranking, divided by the ideal
+    IDCG@k = Σ_{i≤min(k,|gold|)} 1/log2(i+1), every supporting doc ranked first. Unlike recall@k it credits
+    a supporting doc more the higher it ranks; None if no gold."""
+    if not supporting:
+        return None
+    gold = set(supporting)
+    dcg = sum(1 / math.log2(rank + 1) for rank, doc in enumerate(list(dict.fromkeys(evidence))[:k], start=1)
+              if doc in gold)
+    ideal = sum(1 / math.log2(rank + 1) for rank in range(1, min(k, len(gold)) + 1))
+    return dcg / ideal
 
 
 def auroc(confidences: Sequence[float], right: Sequence[bool]) -> float | None:
