@@ -219,7 +219,7 @@ with result:
 
 if trace is not None and live is None:
     st.divider()
-    render_trace(trace, key="explore.view")
+    render_trace(trace, key="explore.view", gold=runs.supporting_docs(trace, pack))
 
 with st.expander("Replay a saved trace"):
     uploaded = st.file_uploader("Trace JSON", type=["json"], key="explore.upload")

@@ -16,7 +16,7 @@ from typing import Any
 from engine.codec import to_jsonable
 from engine.errors import RagscopeError, UnknownNameError
 from engine.evaluation.compare import answer_evidence, shared_evidence, trace_overlap
-from engine.evaluation.metrics import AnswerScores, backend_failure, grade_trace
+from engine.evaluation.metrics import AnswerScores, backend_failure, grade_trace, pack_question
 from engine.knowledge.records import Pack
 from engine.live import Partial
 from engine.methods.base import METHODS, method_ids
@@ -175,6 +175,13 @@ def replay(text: str, name: str) -> Trace:
 def grade(trace: Trace, pack: Pack) -> tuple[tuple[str, ...], AnswerScores | None]:
     """The gold answers and the answer's scores when the run asked one of `pack`'s questions; ((), None) else."""
     return grade_trace(trace, pack)
+
+
+def supporting_docs(trace: Trace, pack: Pack) -> frozenset[str]:
+    """The doc ids that support the gold answer when the run asked one of `pack`'s questions on that pack (as
+    `grade` decides); empty for a question of the user's own, so a page shows no gold marks at all."""
+    question = pack_question(trace, pack)
+    return frozenset(question.supporting_docs) if question is not None else frozenset()
 
 
 # ---- background work on a workbench --------------------------------------------------------------------

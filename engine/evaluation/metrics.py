@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.knowledge.records import Pack
+from engine.knowledge.records import Pack, Question
 from engine.text import list_items
 from engine.tools.base import IDK
 from engine.trace import ErrorStep, Trace
@@ -96,10 +96,16 @@ def backend_failure(trace: Trace) -> ErrorStep | None:
     return next((s for s in trace.steps if isinstance(s, ErrorStep) and s.backend_failure), None)
 
 
+def pack_question(trace: Trace, pack: Pack) -> Question | None:
+    """The pack question the trace asked, only when it was asked on that pack: a question id alone could name
+    another pack's question."""
+    return pack.questions_by_id.get(trace.question_id) if trace.pack == pack.info.name else None
+
+
 def grade_trace(trace: Trace, pack: Pack) -> tuple[tuple[str, ...], AnswerScores | None]:
     """The gold answers and the answer's scores when the trace's question is one of `pack`'s (asked on
     that pack); ((), None) for a question of the user's own."""
-    question = pack.questions_by_id.get(trace.question_id) if trace.pack == pack.info.name else None
+    question = pack_question(trace, pack)
     if question is None:
         return (), None
     if trace.answer is None:
