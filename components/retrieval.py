@@ -31,7 +31,7 @@ def render_retrieval(step: RetrievalStep, *, key: str, gold: frozenset[str] = fr
     if gold:
         rows = [{"gold": GOLD_MARK if h.doc_id in gold else "", **row} for h, row in zip(step.hits, rows)]
     st.dataframe(rows, key=f"{key}.table", hide_index=True, width="stretch", column_config={
-        "gold": st.column_config.TextColumn("gold", width="small", help=GOLD),
+        "gold": st.column_config.TextColumn("gold", width=48, alignment="center", help=GOLD),
         "score": st.column_config.TextColumn("score", help="the retriever's own score; many LangChain retrievers "
                                                            "give none"),
         "relative": st.column_config.ProgressColumn("vs. best", min_value=0.0, max_value=1.0, format="%.2f",
@@ -42,7 +42,7 @@ def render_retrieval(step: RetrievalStep, *, key: str, gold: frozenset[str] = fr
     terms = step.query_terms
     with st.expander("Read the chunks", expanded=False):
         for h in step.hits:
-            mark = f"{GOLD_MARK} **gold** · " if h.doc_id in gold else ""
+            mark = f":green-badge[{GOLD_MARK} gold] " if h.doc_id in gold else ""
             st.markdown(f"{mark}**{h.rank}. {md_text(h.title)}** · `{h.chunk_id}` · {shown_score(h.score)}"
                         + (f" · pulled by {md_text(h.provenance)}" if h.provenance else ""))
             st.markdown(highlight_terms(h.text, terms))

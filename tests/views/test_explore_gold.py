@@ -53,7 +53,7 @@ def test_a_demo_question_marks_its_supporting_documents_chunks_gold_and_says_how
     assert [mark == "✓" for mark in frame["gold"]] == [doc in gold for doc in frame["doc"]]
     assert any(frame["gold"] == "✓")  # the offline retriever finds Marie Curie's document
     assert any(c.value == _said(len(gold & set(frame["doc"])), len(gold)) for c in at.caption)
-    marked = [m.value for m in at.markdown if m.value.startswith("✓ **gold** · ")]
+    marked = [m.value for m in at.markdown if m.value.startswith(":green-badge[✓ gold] ")]
     assert len(marked) == sum(frame["gold"] == "✓")  # "Read the chunks" marks the same chunks
 
 
