@@ -434,8 +434,8 @@ EXPORTS = (("GraphML", ".graphml", "application/graphml+xml", "for Gephi, networ
 
 def _downloads(trace: Trace, iteration: int, *, key: str) -> None:
     """The round's whole graph (never the capped drawing) as files; made only when a button is pressed."""
-    with st.container(horizontal=True, vertical_alignment="center"):
-        st.caption(f"Export the graph as of {round_name(iteration)}:")
+    st.caption(f"Export the graph as of {round_name(iteration)}:")
+    with st.container(horizontal=True):  # the caption above: beside them, the narrow graph column wraps a button
         for label, fmt, mime, use in EXPORTS:
             st.download_button(label, partial(graph_bytes, trace, iteration, fmt),
                                file_name=file_name(trace, iteration, fmt), mime=mime, on_click="ignore",

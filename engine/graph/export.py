@@ -165,7 +165,19 @@ def graphml_bytes(trace: Trace, iteration: int) -> bytes:
     nx.write_graphml(graph, out, encoding="utf-8")
     # ElementTree writes a carriage return in text as is, and every XML reader turns it into a newline;
     # as a character reference it survives. The writer's own line ends are plain newlines.
-    return out.getvalue().replace(b"\r", b"&#13;")
+    return _xsd_booleans(out.getvalue().replace(b"\r", b"&#13;"))
+
+
+_BOOLEAN_KEY = re.compile(rb'<key id="([^"]+)" for="[a-z]+" attr\.name="[^"]*" attr\.type="boolean"')
+
+
+def _xsd_booleans(document: bytes) -> bytes:
+    """networkx writes Python's True/False; GraphML's boolean is XML Schema's, spelled true/false."""
+    keys = _BOOLEAN_KEY.findall(document)
+    if not keys:
+        return document
+    data = re.compile(rb'(<data key="(?:%s)">)(True|False)(</data>)' % b"|".join(map(re.escape, keys)))
+    return data.sub(lambda m: m[1] + m[2].lower() + m[3], document)
 
 
 def _xml_safe_graph(graph: nx.MultiDiGraph) -> nx.MultiDiGraph:

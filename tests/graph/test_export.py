@@ -155,3 +155,12 @@ def test_an_id_counts_only_where_it_stands_alone():
 
 def test_download_file_names_carry_the_trace_and_round():
     assert file_name(hand_built(), 2, ".graphml") == "graph-t28-round2.graphml"
+
+
+def test_graphml_booleans_are_spelled_as_xml_schema_spells_them():
+    text = graphml_bytes(hand_built(), 1).decode("utf-8")
+    assert ">true</data>" in text and ">false</data>" in text
+    assert ">True</data>" not in text and ">False</data>" not in text
+    named = hand_built().with_steps((GraphDeltaStep(iteration=0, added_nodes=(Node("x", "True"),)),), 1.0)
+    assert _read(graphml_bytes(named, 0)).nodes["x"] == {"label": "True", "kind": "entity", "first_round": 0,
+                                                         "pruned": False, "focus": False, "chunk_ids": ""}
