@@ -77,3 +77,13 @@ def test_a_method_that_builds_no_graph_exits_2_and_writes_nothing(ragscope_home,
     captured = capsys.readouterr()
     assert "answer:" in captured.out  # the run itself is still shown
     assert "method vanilla builds no graph" in captured.err and not out.exists()
+
+
+def test_a_graph_path_that_is_a_folder_exits_2_and_leaves_it_alone(ragscope_home, tmp_path, capsys):
+    folder = tmp_path / "taken.json"
+    folder.mkdir()
+    (folder / "keep.txt").write_text("mine", encoding="utf-8")
+    assert _ask("tog2", "--graph-out", str(folder)) == 2
+    assert "taken.json" in capsys.readouterr().err
+    assert [p.name for p in folder.iterdir()] == ["keep.txt"] and sorted(p.name for p in tmp_path.iterdir()) == [
+        "taken.json"]
