@@ -209,9 +209,11 @@ def graph_format(path: Path) -> str:
 
 def graph_bytes(trace: Trace, iteration: int, fmt: str) -> bytes:
     """The file's content in format `fmt` ('.graphml' or '.json')."""
-    if graph_format(Path("graph" + fmt)) == ".graphml":
+    if fmt == ".graphml":
         return graphml_bytes(trace, iteration)
-    return json_text(graph_json(trace, iteration)).encode("utf-8")
+    if fmt == ".json":
+        return json_text(graph_json(trace, iteration)).encode("utf-8")
+    raise RagscopeError(f"unknown graph format {fmt!r}; known: {', '.join(FORMATS)}")
 
 
 def json_text(data: dict[str, Any]) -> str:

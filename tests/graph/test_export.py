@@ -23,6 +23,7 @@ from engine.trace import AnswerStep, Edge, GraphDeltaStep, Hit, Node, RetrievalS
 
 HOSTILE = "<script>alert('x')</script> & \"quoted\" Ærø 漢字 😀"
 LINES = "two\r\nlines\tand  spaces "
+C = "c <&\"'> ü"  # a node id with markup in it
 
 
 def _hit(doc: str, chunk: str, provenance: str = "") -> Hit:
@@ -40,10 +41,10 @@ def hand_built() -> Trace:
                                     Edge("a", "r2", "b", None, "round 0, chunk d2#0"),
                                     Edge("a", "later", "a", None, "chunk d3#0")),
                        focus=("a",)),
-        RetrievalStep(iteration=1, query="q1", retriever="bm25", hits=(_hit("d3", "d3#0", provenance="c"),)),
-        GraphDeltaStep(iteration=1, added_nodes=(Node("c", LINES, score=2),),
-                       added_edges=(Edge("b", HOSTILE, "c", 0.25, "round 1, chunk d3#0."),),
-                       pruned_nodes=(Node("b", "Beta"),), focus=("c",)),
+        RetrievalStep(iteration=1, query="q1", retriever="bm25", hits=(_hit("d3", "d3#0", provenance=C),)),
+        GraphDeltaStep(iteration=1, added_nodes=(Node(C, LINES, score=2),),
+                       added_edges=(Edge("b", HOSTILE, C, 0.25, "round 1, chunk d3#0."),),
+                       pruned_nodes=(Node("b", "Beta"),), focus=(C,)),
         AnswerStep(iteration=1, text="Gamma"),
     )
     head = Trace(id="t28", question=f"what links {HOSTILE}?", method="ras", backend="offline", model="",
@@ -67,11 +68,11 @@ def test_the_last_round_exports_exactly_with_chunk_ids_from_doc_and_chunk_proven
         "trace_id": "t28", "question": f"what links {HOSTILE}?", "method": "ras", "pack": "mini", "round": 1,
         "nodes": [_node("a", HOSTILE, "topic", 0, False, False, 1.0, ["d1#0"]),
                   _node("b", "Beta", "entity", 0, True, False, None, []),
-                  _node("c", LINES, "entity", 1, False, True, 2.0, ["d3#0"])],
+                  _node(C, LINES, "entity", 1, False, True, 2.0, ["d3#0"])],
         "edges": [_edge("a", "r1", "b", 0, True, 0.5, "pack KG, as read in d1", ["d1#0", "d1#1"]),
                   _edge("a", "r2", "b", 0, True, None, "round 0, chunk d2#0", ["d2#0"]),
                   _edge("a", "later", "a", 0, False, None, "chunk d3#0", ["d3#0"]),
-                  _edge("b", HOSTILE, "c", 1, True, 0.25, "round 1, chunk d3#0.", ["d3#0"])],
+                  _edge("b", HOSTILE, C, 1, True, 0.25, "round 1, chunk d3#0.", ["d3#0"])],
     }
 
 
@@ -101,8 +102,8 @@ def test_graphml_reads_back_with_the_same_nodes_edges_and_attributes():
         ("e0", "r1"), ("e1", "r2")]
     assert "score" not in back.edges["a", "b", "e1"] and back.edges["a", "b", "e0"]["score"] == 0.5
     assert back.edges["a", "b", "e0"]["chunk_ids"] == "d1#0;d1#1"
-    assert back.nodes["a"]["label"] == HOSTILE and back.nodes["c"]["label"] == LINES
-    assert back.edges["b", "c", "e3"]["label"] == HOSTILE  # Gephi shows an edge's `label`
+    assert back.nodes["a"]["label"] == HOSTILE and back.nodes[C]["label"] == LINES
+    assert back.edges["b", C, "e3"]["label"] == HOSTILE  # Gephi shows an edge's `label`
 
 
 def test_graphml_escapes_markup_and_declares_key_types_for_gephi():
@@ -122,6 +123,8 @@ def test_characters_xml_cannot_hold_become_a_replacement_mark_in_graphml_only():
 def test_json_bytes_load_back_equal_even_with_a_lone_surrogate():
     trace = hand_built()
     assert json.loads(graph_bytes(trace, 1, ".json")) == graph_json(trace, 1)
+    with pytest.raises(RagscopeError, match="unknown graph format '.gml'; known: .graphml, .json"):
+        graph_bytes(trace, 1, ".gml")
     broken = Trace(id="t", question="half \udc80 a pair", method="ras", backend="offline", model="", pack="p")
     assert json.loads(graph_bytes(broken, 0, ".json"))["question"] == "half \udc80 a pair"
 
