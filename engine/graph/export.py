@@ -20,6 +20,7 @@ that doc's retrieved chunk ids; a node gets the chunks of hits whose provenance 
 from __future__ import annotations
 
 import io
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -128,7 +129,8 @@ def graph_json(trace: Trace, iteration: int) -> dict[str, Any]:
 
 
 def _score(score: float | None) -> float | None:
-    return None if score is None else float(score)
+    """A float, or None where there is no usable score: strict JSON readers reject NaN and Infinity."""
+    return None if score is None or not math.isfinite(score) else float(score)
 
 
 # ---- GraphML -------------------------------------------------------------------------------------

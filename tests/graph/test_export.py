@@ -167,3 +167,10 @@ def test_graphml_booleans_are_spelled_as_xml_schema_spells_them():
     named = hand_built().with_steps((GraphDeltaStep(iteration=0, added_nodes=(Node("x", "True"),)),), 1.0)
     assert _read(graphml_bytes(named, 0)).nodes["x"] == {"label": "True", "kind": "entity", "first_round": 0,
                                                          "pruned": False, "focus": False, "chunk_ids": ""}
+
+
+def test_a_score_that_is_not_a_number_exports_as_no_score():
+    steps = (GraphDeltaStep(iteration=0, added_nodes=(Node("x", "X", score=float("nan")),),
+                            added_edges=(Edge("x", "r", "x", float("inf")),)),)
+    data = graph_json(hand_built().with_steps(steps, 1.0), 0)
+    assert data["nodes"][0]["score"] is None and data["edges"][0]["score"] is None
