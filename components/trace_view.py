@@ -53,7 +53,7 @@ def render_trace(trace: Trace, *, key: str, gold: frozenset[str] = frozenset()) 
             _render_side_by_side(shown, compared, key=f"{key}.{trace.id}.{chosen}.side")
     if graph_col is not None:
         with graph_col:
-            render_graph(trace.steps, chosen, key=f"{key}.graph.{trace.id}")
+            render_graph(trace.steps, chosen, key=f"{key}.graph.{trace.id}", trace=trace)
     if playing:
         time.sleep(PLAY_SECONDS)
         advance(iterations, key=f"{key}.round")
