@@ -211,7 +211,8 @@ with result:
         gold, scores = runs.grade(trace, pack)
         if trace.answer is not None:
             render_answer(trace.answer, key="explore.view.answer", sources=sources_of(trace), gold=gold,
-                          scores=scores, failure=runs.backend_failure(trace))
+                          scores=scores, failure=runs.backend_failure(trace),
+                          gold_docs=runs.supporting_docs(trace, pack))
         elif trace.steps:
             st.info("This run stopped before it answered; its steps are kept below.")
         st.download_button("Download trace JSON", trace.to_json(indent=2), file_name=f"trace-{trace.id}.json",

@@ -55,6 +55,9 @@ def test_a_demo_question_marks_its_supporting_documents_chunks_gold_and_says_how
     assert any(c.value == _said(len(gold & set(frame["doc"])), len(gold)) for c in at.caption)
     marked = [m.value for m in at.markdown if m.value.startswith(":green-badge[✓ gold] ")]
     assert len(marked) == sum(frame["gold"] == "✓")  # "Read the chunks" marks the same chunks
+    labels = [e.label.replace("\\", "") for e in at.expander if "cites " in e.label]  # md_text escapes "-"
+    cited = {label.split("cites ", 1)[1].split(" — ")[0]: label for label in labels}
+    assert cited and {doc for doc, label in cited.items() if label.startswith("✓ gold · ")} == set(cited) & gold
 
 
 def test_only_the_chunks_of_supporting_documents_are_marked_and_the_caption_counts_distinct_documents(demo_app):
