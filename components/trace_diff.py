@@ -1,0 +1,145 @@
+"""Two runs side by side, as `engine.trace_diff` finds them different: settings, answer, steps aligned by round and
+kind, chunks only in one run, graph nodes and edges added or removed (issue 28). Renders only; every text from a run
+goes to markdown through md_text, and tables show cells as text."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from components.safe import md_text
+from engine.trace import Trace
+from engine.trace_diff import MISSING, AnswerSide, ChunkRow, GraphEdge, StepPair, TraceDiff, diff_traces
+
+BASICS = ("method", "backend", "model", "pack")  # shown whether or not they differ: they say what each run was
+SIDE = {"both": "both", "A": "A only", "B": "B only"}
+
+
+def render_trace_diff(a: Trace, b: Trace, *, key: str) -> None:
+    """A is the reference: "added" means in B and not in A. `key` namespaces every widget (one diff per flipped
+    question on a page is fine)."""
+    diff = diff_traces(a, b)
+    _heading(diff, a, b)
+    _settings(diff, key)
+    _answers(diff, key)
+    _steps(diff, key)
+    _chunks(diff, key)
+    _graph(diff, key)
+
+
+def _heading(diff: TraceDiff, a: Trace, b: Trace) -> None:
+    st.markdown(md_text(f"A = {a.method} run {a.id} ({a.started[:19].replace('T', ' ')}) · "
+                        f"B = {b.method} run {b.id} ({b.started[:19].replace('T', ' ')})"))
+    if diff.same_question:
+        st.caption(md_text(f"Same question: {a.question}"))
+    else:
+        st.warning(md_text(f"These runs asked different questions — A: “{a.question}” · B: “{b.question}”"),
+                   icon=":material/compare_arrows:")
+    if diff.identical:
+        st.success("No differences but timings.", icon=":material/check_circle:")
+
+
+def _settings(diff: TraceDiff, key: str) -> None:
+    st.markdown("##### Settings")
+    rows = [{"setting": f.name, "A": f.a, "B": f.b, "differs": not f.same} for f in diff.header
+            if f.name in BASICS or (f.name != "question" and not f.same)]
+    st.dataframe(rows, key=f"{key}.settings", hide_index=True, width="stretch",
+                 column_config={"differs": st.column_config.CheckboxColumn("differs", width="small")})
+    same = sum(f.same for f in diff.header if f.name not in BASICS and f.name != "question")
+    if same:
+        st.caption(f"{same} other settings are the same in both runs.")
+
+
+def _answers(diff: TraceDiff, key: str) -> None:
+    st.markdown("##### Answer and confidence")
+    for column, name, side in zip(st.columns(2), "AB", (diff.answer_a, diff.answer_b)):
+        with column, st.container(border=True, key=f"{key}.answer_{name}"):
+            _answer(name, side)
+    if diff.answer_changes:
+        st.caption(md_text("Differs: " + "; ".join(f"{f.name} (A {f.a[:60]} · B {f.b[:60]})"
+                                                     for f in diff.answer_changes)))
+    else:
+        st.caption("Same answer, confidence, evidence and LLM use (latency aside).")
+
+
+def _answer(name: str, side: AnswerSide) -> None:
+    st.markdown(f"**{name}**")
+    if not side.answered:
+        st.info("No answer: the run stopped before answering.")
+        return
+    (st.warning if side.refused else st.markdown)(md_text(("Refused: " if side.refused else "") + side.text))
+    facts = [f"confidence {side.confidence:.0%}", *([f"best guess {side.guess[:80]}"] if side.guess else []),
+             f"evidence {', '.join(side.evidence) or MISSING}", f"{side.llm_calls} LLM calls",
+             f"{side.tokens_in}/{side.tokens_out} tokens", f"{side.latency_ms:.0f} ms"]
+    st.caption(md_text(" · ".join(facts)))
+
+
+def _status(pair: StepPair) -> str:
+    return SIDE[pair.side] if pair.side != "both" else "changed" if pair.changes else "same"
+
+
+def _steps(diff: TraceDiff, key: str) -> None:
+    st.markdown("##### Steps, aligned by round and kind")
+    only_changes = st.toggle("Only steps that differ", key=f"{key}.changed_only")
+    pairs = [p for p in diff.steps if p.changed or not only_changes]
+    rows = [{"round": p.iteration, "kind": p.kind, "#": p.n, "status": _status(p),
+             "A": p.title_a if p.title_a is not None else MISSING, "B": p.title_b if p.title_b is not None else MISSING,
+             "what changed": "; ".join(p.changes) if p.side == "both" else p.changes[0] if p.changes else ""}
+            for p in pairs]
+    if rows:
+        st.dataframe(rows, key=f"{key}.steps", hide_index=True, width="stretch", column_config={
+            "round": st.column_config.NumberColumn(width="small"), "#": st.column_config.NumberColumn(width="small"),
+            "what changed": st.column_config.TextColumn(width="large")})
+    else:
+        st.caption("Every step is the same in both runs." if diff.steps else "Neither run has steps.")
+    rounds = [f"rounds only in {name}: {', '.join(map(str, r))}"
+              for name, r in (("A", diff.rounds_only_a), ("B", diff.rounds_only_b)) if r]
+    if rounds:
+        st.caption("; ".join(rounds))
+
+
+def _chunk_row(row: ChunkRow) -> dict[str, object]:
+    return {"in": SIDE[row.side], "chunk": row.chunk_id, "doc": row.doc_id, "title": row.title,
+            "best rank A": row.rank_a, "best rank B": row.rank_b}
+
+
+def _chunks(diff: TraceDiff, key: str) -> None:
+    st.markdown("##### Chunks")
+    if not diff.chunks:
+        st.caption("Neither run retrieved any chunk.")
+        return
+    order = {"A": 0, "B": 1, "both": 2}  # what only one run read first
+    rows = [_chunk_row(r) for r in sorted(diff.chunks, key=lambda r: order[r.side])]
+    only = sum(r.side != "both" for r in diff.chunks)
+    st.caption(f"{only} of {len(diff.chunks)} chunks were retrieved by one run only; ranks are each run's best.")
+    st.dataframe(rows, key=f"{key}.chunks", hide_index=True, width="stretch",
+                 column_config={"title": st.column_config.TextColumn(width="medium")})
+
+
+def _ids(edge: GraphEdge) -> str:
+    return f"{edge.source} · {edge.relation} · {edge.target}"
+
+
+def _graph(diff: TraceDiff, key: str) -> None:
+    st.markdown("##### Graph")
+    graph = diff.graph
+    if not graph.rounds:
+        st.caption("Neither run built a graph.")
+        return
+    if not graph.changed:
+        st.caption("Both runs ended with the same graph.")
+        return
+    st.caption("Each run's final graph: added = in B and not in A, removed = in A and not in B.")
+    rows = [*({"change": "added", "what": "node", "label": n.label, "id": n.id} for n in graph.nodes_added),
+            *({"change": "removed", "what": "node", "label": n.label, "id": n.id} for n in graph.nodes_removed),
+            *({"change": "added", "what": "edge", "label": e.label, "id": _ids(e)} for e in graph.edges_added),
+            *({"change": "removed", "what": "edge", "label": e.label, "id": _ids(e)} for e in graph.edges_removed),
+            *({"change": "pruned in A only", "what": "node", "label": n.label, "id": n.id}
+              for n in graph.pruned_only_in_a),
+            *({"change": "pruned in B only", "what": "node", "label": n.label, "id": n.id}
+              for n in graph.pruned_only_in_b)]
+    st.dataframe(rows, key=f"{key}.graph", hide_index=True, width="stretch",
+                 column_config={"label": st.column_config.TextColumn(width="large")})
+    changed = [f"round {r.iteration}: +{r.nodes_added}/−{r.nodes_removed} nodes, +{r.edges_added}/−{r.edges_removed} "
+               "edges" for r in graph.rounds if r.changed]
+    if changed:
+        st.caption("Round by round (B against A): " + "; ".join(changed))
