@@ -77,17 +77,25 @@ def _status(pair: StepPair) -> str:
     return SIDE[pair.side] if pair.side != "both" else "changed" if pair.changes else "same"
 
 
+def _title(title: str | None) -> str:
+    return MISSING if title is None else title
+
+
+def _what(pair: StepPair) -> str:
+    """The changes of a pair, or what an unpaired step did."""
+    return "; ".join(pair.changes) if pair.side == "both" else (pair.changes[0] if pair.changes else "")
+
+
 def _steps(diff: TraceDiff, key: str) -> None:
     st.markdown("##### Steps, aligned by round and kind")
     only_changes = st.toggle("Only steps that differ", key=f"{key}.changed_only")
     pairs = [p for p in diff.steps if p.changed or not only_changes]
-    rows = [{"round": p.iteration, "kind": p.kind, "#": p.n, "status": _status(p),
-             "A": p.title_a if p.title_a is not None else MISSING, "B": p.title_b if p.title_b is not None else MISSING,
-             "what changed": "; ".join(p.changes) if p.side == "both" else p.changes[0] if p.changes else ""}
-            for p in pairs]
-    if rows:
+    rows = [{"round": p.iteration, "kind": p.kind, "#": p.n, "status": _status(p), "what changed": _what(p),
+             "step in A": _title(p.title_a), "step in B": _title(p.title_b)} for p in pairs]
+    if rows:  # what changed before the titles: at 1280 px the last columns are off screen
         st.dataframe(rows, key=f"{key}.steps", hide_index=True, width="stretch", column_config={
             "round": st.column_config.NumberColumn(width="small"), "#": st.column_config.NumberColumn(width="small"),
+            "status": st.column_config.TextColumn(width="small"),
             "what changed": st.column_config.TextColumn(width="large")})
     else:
         st.caption("Every step is the same in both runs." if diff.steps else "Neither run has steps.")
@@ -99,7 +107,11 @@ def _steps(diff: TraceDiff, key: str) -> None:
 
 def _chunk_row(row: ChunkRow) -> dict[str, object]:
     return {"in": SIDE[row.side], "chunk": row.chunk_id, "doc": row.doc_id, "title": row.title,
-            "best rank A": row.rank_a, "best rank B": row.rank_b}
+            "best rank A": _rank(row.rank_a), "best rank B": _rank(row.rank_b)}
+
+
+def _rank(rank: int | None) -> str:
+    return MISSING if rank is None else str(rank)
 
 
 def _chunks(diff: TraceDiff, key: str) -> None:
@@ -128,7 +140,9 @@ def _graph(diff: TraceDiff, key: str) -> None:
     if not graph.changed:
         st.caption("Both runs ended with the same graph.")
         return
-    st.caption("Each run's final graph: added = in B and not in A, removed = in A and not in B.")
+    st.caption(f"Each run's final graph: {len(graph.nodes_added)} nodes and {len(graph.edges_added)} edges added "
+               f"(in B and not in A), {len(graph.nodes_removed)} nodes and {len(graph.edges_removed)} edges removed "
+               "(in A and not in B).")
     rows = [*({"change": "added", "what": "node", "label": n.label, "id": n.id} for n in graph.nodes_added),
             *({"change": "removed", "what": "node", "label": n.label, "id": n.id} for n in graph.nodes_removed),
             *({"change": "added", "what": "edge", "label": e.label, "id": _ids(e)} for e in graph.edges_added),
