@@ -55,10 +55,14 @@ def _answers(diff: TraceDiff, key: str) -> None:
         with column, st.container(border=True, key=f"{key}.answer_{name}"):
             _answer(name, side)
     if diff.answer_changes:
-        st.caption(md_text("Differs: " + "; ".join(f"{f.name} (A {f.a[:60]} · B {f.b[:60]})"
+        st.caption(md_text("Differs: " + "; ".join(f"{f.name} (A {_clip(f.a)} · B {_clip(f.b)})"
                                                      for f in diff.answer_changes)))
     else:
         st.caption("Same answer, confidence, evidence and LLM use (latency aside).")
+
+
+def _clip(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _answer(name: str, side: AnswerSide) -> None:
@@ -143,16 +147,24 @@ def _graph(diff: TraceDiff, key: str) -> None:
     st.caption(f"Each run's final graph: {len(graph.nodes_added)} nodes and {len(graph.edges_added)} edges added "
                f"(in B and not in A), {len(graph.nodes_removed)} nodes and {len(graph.edges_removed)} edges removed "
                "(in A and not in B).")
-    rows = [*({"change": "added", "what": "node", "label": n.label, "id": n.id} for n in graph.nodes_added),
-            *({"change": "removed", "what": "node", "label": n.label, "id": n.id} for n in graph.nodes_removed),
-            *({"change": "added", "what": "edge", "label": e.label, "id": _ids(e)} for e in graph.edges_added),
-            *({"change": "removed", "what": "edge", "label": e.label, "id": _ids(e)} for e in graph.edges_removed),
-            *({"change": "pruned in A only", "what": "node", "label": n.label, "id": n.id}
-              for n in graph.pruned_only_in_a),
-            *({"change": "pruned in B only", "what": "node", "label": n.label, "id": n.id}
-              for n in graph.pruned_only_in_b)]
-    st.dataframe(rows, key=f"{key}.graph", hide_index=True, width="stretch",
-                 column_config={"label": st.column_config.TextColumn(width="large")})
+    removed = [*({"what": "node", "label": n.label, "id": n.id} for n in graph.nodes_removed),
+               *({"what": "edge", "label": e.label, "id": _ids(e)} for e in graph.edges_removed)]
+    added = [*({"what": "node", "label": n.label, "id": n.id} for n in graph.nodes_added),
+             *({"what": "edge", "label": e.label, "id": _ids(e)} for e in graph.edges_added)]
+    for column, title, rows, name in zip(st.columns(2), ("Removed: in A, not in B", "Added: in B, not in A"),
+                                         (removed, added), ("removed", "added")):
+        with column:
+            st.markdown(f"**{title}**")
+            if rows:
+                st.dataframe(rows, key=f"{key}.graph_{name}", hide_index=True, width="stretch",
+                             column_config={"what": st.column_config.TextColumn(width="small"),
+                                            "label": st.column_config.TextColumn(width="large")})
+            else:
+                st.caption("nothing")
+    pruned = [*(f"{n.label} pruned in A only" for n in graph.pruned_only_in_a),
+              *(f"{n.label} pruned in B only" for n in graph.pruned_only_in_b)]
+    if pruned:
+        st.caption(md_text("In both graphs, pruned in one: " + "; ".join(pruned)))
     changed = [f"round {r.iteration}: +{r.nodes_added}/−{r.nodes_removed} nodes, +{r.edges_added}/−{r.edges_removed} "
                "edges" for r in graph.rounds if r.changed]
     if changed:
