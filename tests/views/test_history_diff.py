@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import uuid
 
 import pytest
@@ -10,24 +9,13 @@ from streamlit.testing.v1 import AppTest
 
 from engine.runs import RunStore
 from engine.trace import AnswerStep, GraphDeltaStep, Hit, Node, RetrievalStep, Trace
-from paths import MINI_PACK, TESTS
 
-APP = str(TESTS.parent / "app.py")
 HTML_ANSWER = "<b>1906</b> <script>alert(1)</script>"
-
-
-def _app() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params["pack"] = "mini"
-    at.run()
-    return at.switch_page("views/history.py").run()
+PAGE = "views/history.py"
 
 
 @pytest.fixture()
 def store(ragscope_home) -> RunStore:
-    packs = ragscope_home / "packs"
-    if not (packs / "mini").exists():
-        shutil.copytree(MINI_PACK, packs / "mini")
     return RunStore(ragscope_home / "runs.sqlite3")
 
 
@@ -83,9 +71,9 @@ def _graph(at: AppTest):
     return sides["Removed"], sides["Added"]
 
 
-def test_two_selected_runs_show_their_diff(pair):
+def test_two_selected_runs_show_their_diff(pair, open_app):
     a, b = pair
-    at = _select(_app(), b, a)  # the table lists the newer first; A is still the earlier run
+    at = _select(open_app(PAGE), b, a)  # the table lists the newer first; A is still the earlier run
     assert not at.exception
     assert any(h.value == "Diff of the two selected runs" for h in at.subheader)
     assert "history.open" not in {x.key for x in at.button}  # the one-run actions are for one run
@@ -102,16 +90,16 @@ def test_two_selected_runs_show_their_diff(pair):
     assert list(zip(removed["what"], removed["id"])) == [("node", "navy")] and added is None
 
 
-def test_a_runs_html_answer_is_shown_as_text(pair):
-    at = _select(_app(), *pair)
+def test_a_runs_html_answer_is_shown_as_text(pair, open_app):
+    at = _select(open_app(PAGE), *pair)
     shown = [m.value for m in at.markdown] + [c.value for c in at.caption]
     assert not any("<script>" in text or "<b>" in text for text in shown)  # escaped, never markup
     assert any("&lt;script&gt;alert" in text for text in shown)
 
 
-def test_swap_makes_the_later_run_the_reference(pair):
+def test_swap_makes_the_later_run_the_reference(pair, open_app):
     a, b = pair
-    at = _select(_app(), a, b)
+    at = _select(open_app(PAGE), a, b)
     at = at.toggle(key="history.diff_swap").set_value(True).run()
     method = _frame(at, "setting")
     row = method[method["setting"] == "method"].iloc[0]
@@ -120,10 +108,10 @@ def test_swap_makes_the_later_run_the_reference(pair):
     assert removed is None and list(added["id"]) == ["navy"]
 
 
-def test_three_selected_runs_ask_for_one_or_two(pair, store):
+def test_three_selected_runs_ask_for_one_or_two(pair, store, open_app):
     third = _run(pair[0].question, "tog2", 3, "1906", (), ())
     store.save(third)
-    at = _select(_app(), *pair, third)
+    at = _select(open_app(PAGE), *pair, third)
     assert not at.exception
     assert any("select one run to open it, or two to diff them" in c.value for c in at.caption)
     assert len(at.dataframe) == 1 and not at.subheader  # the runs table only: no diff
