@@ -26,9 +26,13 @@ def render_trace_diff(a: Trace, b: Trace, *, key: str) -> None:
     _graph(diff, key)
 
 
+def _run(trace: Trace) -> str:
+    started = trace.started[:19].replace("T", " ")
+    return f"{trace.method} run {trace.id}" + (f" ({started} UTC)" if started else "")
+
+
 def _heading(diff: TraceDiff, a: Trace, b: Trace) -> None:
-    st.markdown(md_text(f"A = {a.method} run {a.id} ({a.started[:19].replace('T', ' ')}) · "
-                        f"B = {b.method} run {b.id} ({b.started[:19].replace('T', ' ')})"))
+    st.markdown(md_text(f"A = {_run(a)} · B = {_run(b)}"))
     if diff.same_question:
         st.caption(md_text(f"Same question: {a.question}"))
     else:

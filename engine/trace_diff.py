@@ -281,7 +281,11 @@ def _clip(text: str, width: int = 80) -> str:
 
 
 def _moved(name: str, a: object, b: object) -> list[str]:
-    return [] if a == b else [f"{name}: {_clip(_shown(a), 60)!r} → {_clip(_shown(b), 60)!r}"]
+    """"name: 'old' → 'new'" (text quoted, numbers and flags not), or nothing when equal."""
+    def said(value: object) -> str:
+        return repr(_clip(value, 60)) if isinstance(value, str) else _shown(value)
+
+    return [] if a == b else [f"{name}: {said(a)} → {said(b)}"]
 
 
 def _only(what: str, ids_a: Sequence[str], ids_b: Sequence[str]) -> list[str]:
@@ -493,8 +497,9 @@ def _steps(diff: TraceDiff) -> list[str]:
     lines = ["steps, aligned by round and kind (= same, ~ changed, - only in A, + only in B)"]
     for pair in diff.steps:
         mark = _MARK.get(pair.side) or ("~" if pair.changes else "=")
-        title = pair.title_a if pair.title_a is not None else pair.title_b
-        lines.append(f"  {mark} [{pair.iteration}] {pair.kind} #{pair.n}  {_clip(title or '', 60)}")
+        titles = dict.fromkeys(t for t in (pair.title_a, pair.title_b) if t is not None)
+        lines.append(f"  {mark} [{pair.iteration}] {pair.kind} #{pair.n}  "
+                     + " → ".join(_clip(t, 60) for t in titles))
         lines.extend(f"        {change}" for change in pair.changes if change)
     if not diff.steps:
         lines.append("  neither run has steps")

@@ -95,7 +95,7 @@ def test_every_known_difference_is_found_and_nothing_else():
         StepPair(1, "graph_delta", 1, "Graph", "Graph",
                  ("A +2 nodes +1 edges −0 nodes −0 edges; B +1 nodes +0 edges −0 nodes −0 edges",)),
         StepPair(1, "llm_call", 1, "Read", "Read", ()),  # only its latency differs
-        StepPair(1, "answer", 1, "Answer", "Answer", ("text: 'London' → 'Paris'", "confidence: '0.8' → '0.4'")),
+        StepPair(1, "answer", 1, "Answer", "Answer", ("text: 'London' → 'Paris'", "confidence: 0.8 → 0.4")),
         StepPair(2, "decision", 1, None, "Decide", ("[SUFFICIENT]: enough",)),
     )
     assert (diff.rounds_only_a, diff.rounds_only_b) == ((), (2,))
@@ -176,12 +176,13 @@ def test_policy_and_params_are_compared_per_setting():
 
 
 def test_the_text_says_different_questions_on_its_first_line_and_lists_each_part():
-    b = replace(run_b(), question="Where was Babbage born?")
+    b = replace(run_b(), question="Where was Babbage born?",
+                steps=tuple(replace(s, title="Search") if s.kind == "retrieval" else s for s in run_b().steps))
     text = format_diff(diff_traces(run_a(), b))
     lines = text.split("\n")
     assert lines[0] == "A run-a (m) vs B run-b (m): DIFFERENT questions"
     assert lines[1:3] == [f"- question: {QUESTION}", "+ question: Where was Babbage born?"]
-    for expected in ("  - k  2", "  + k  3", "  ~ [1] retrieval #1  Retrieve", "  + [2] decision #1  Decide",
+    for expected in ("  - k  2", "  + k  3", "  ~ [1] retrieval #1  Retrieve → Search", "  + [2] decision #1  Decide",
                      "  rounds only in B: 2", "  - d1#0  doc d1  Title d1  rank 1 / —",
                      "  + d3#0  doc d3  Title d3  rank — / 2", "  ~ d2#0  doc d2  Title d2  rank 2 / 1",
                      "  - node London (london)", "  - edge Ada –born_in→ London", "  = [1] llm_call #1  Read"):
