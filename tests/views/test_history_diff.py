@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
+from dataclasses import replace
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -115,3 +117,25 @@ def test_three_selected_runs_ask_for_one_or_two(pair, store, open_app):
     assert not at.exception
     assert any("select one run to open it, or two to diff them" in c.value for c in at.caption)
     assert len(at.dataframe) == 1 and not at.subheader  # the runs table only: no diff
+
+
+def test_only_steps_that_differ_hides_the_same_ones(store, open_app):
+    question = f"Who? ({uuid.uuid4().hex[:6]})"
+    a = _run(question, "vanilla", 1, "1906", ("m07#0",), ())
+    b = replace(_run(question, "vanilla", 2, "1906", ("m07#0",), ()), params={"k": 9})
+    for trace in (a, b):
+        store.save(trace)
+    at = _select(open_app(PAGE), a, b)
+    assert set(_frame(at, "status")["status"]) == {"same"}
+    at = at.toggle(key="history.diff.changed_only").set_value(True).run()
+    assert any(c.value == "Every step is the same in both runs." for c in at.caption)
+    assert not any("status" in d.value.columns for d in at.dataframe)
+
+
+def test_a_damaged_run_says_so_and_the_page_stays_up(pair, store, open_app):
+    with sqlite3.connect(store.path) as db:
+        db.execute("UPDATE runs SET trace = ? WHERE id = ?", ('{"not": "a trace"}', pair[1].id))
+    at = _select(open_app(PAGE), *pair)
+    assert not at.exception
+    assert any(f"Run {pair[1].id} cannot be opened" in e.value for e in at.error)
+    assert not any("status" in d.value.columns for d in at.dataframe)
