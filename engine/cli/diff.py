@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from engine.cli.command import Command
@@ -35,16 +36,30 @@ def _run(args: argparse.Namespace) -> int:
 
 def load_run(spec: str) -> Trace:
     """The trace `spec` names (see the module); RagscopeError saying what was looked for and where."""
+    if not spec.strip():
+        raise RagscopeError(f"a RUN is empty; {WHAT_A_RUN_IS}")
     path, sep, pick = spec.rpartition("#")
-    if sep and path and Path(path).is_file() and not Path(spec).exists():
+    if sep and path and _is(path, Path.is_file) and not _is(spec, Path.exists):
         return _pick(_read(Path(path)), pick, path)
-    if Path(spec).exists():
+    if _is(spec, Path.exists):
         traces = _read(Path(spec))
         if len(traces) > 1:
             raise RagscopeError(f"{spec} holds {len(traces)} traces; pick one with {spec}#N, N from 1 to "
                                 f"{len(traces)} (or {spec}#RUN_ID)")
         return traces[0]
     return _saved(spec)
+
+
+def _is(name: str, test: Callable[[Path], bool]) -> bool:
+    """A name the system cannot even look up (too long, say) is no file: it may still be a run id."""
+    try:
+        return test(Path(name))
+    except OSError:
+        return False
+
+
+def _shown(spec: str) -> str:
+    return repr(spec if len(spec) <= 80 else spec[:79] + "…")
 
 
 def _read(path: Path) -> tuple[Trace, ...]:
@@ -74,11 +89,11 @@ def _saved(run_id: str) -> Trace:
     settings = Settings()
     db = settings.runs_db
     if not db.exists():  # opening the store would create an empty one: say there is no History instead
-        raise RagscopeError(f"{run_id!r} is not a file, and there is no History at {db} to look the run id up in; "
-                            f"{WHAT_A_RUN_IS}")
+        raise RagscopeError(f"{_shown(run_id)} is not a file, and there is no History at {db} to look the run id "
+                            f"up in; {WHAT_A_RUN_IS}")
     store = open_store(settings)
     if not store.has(run_id):
-        raise RagscopeError(f"{run_id!r} is neither a file nor the id of a run saved in History ({db}); "
+        raise RagscopeError(f"{_shown(run_id)} is neither a file nor the id of a run saved in History ({db}); "
                             f"{WHAT_A_RUN_IS}")
     return store.get(run_id)
 

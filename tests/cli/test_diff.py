@@ -83,6 +83,8 @@ def test_history_run_ids_and_file_picks_name_runs(ragscope_home, tmp_path, capsy
     (lambda d: _write(d / "bad.json", "{not json"), "bad.json"),
     (lambda d: _write(d / "hello.json", '{"hello": "world"}'), "not a ragscope trace"),
     (lambda d: str(d), "is a folder"),
+    (lambda d: " ", "a RUN is empty"),
+    (lambda d: "9" * 5000, "'" + "9" * 79 + "…' is neither a file nor"),  # too long a name for the system
     (lambda d: _export(d, 2), "holds 2 traces; pick one with"),
     (lambda d: _export(d, 2) + "#3", "no such trace; the file holds 2, pick N from 1 to 2"),
 ])
