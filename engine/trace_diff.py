@@ -15,6 +15,7 @@ from typing import Any
 
 from engine.app.runs import recorded_settings
 from engine.codec import to_jsonable
+from engine.errors import RagscopeError
 from engine.graph.view import GraphView, ViewEdge, edge_key, graph_at
 from engine.trace import (
     AnswerStep,
@@ -210,9 +211,18 @@ def _shown(value: Any) -> str:
 def _header(a: Trace, b: Trace) -> tuple[FieldDiff, ...]:
     basics = [FieldDiff(name, _shown(getattr(a, name)), _shown(getattr(b, name)))
               for name in ("question", "method", "backend", "model", "pack")]
-    settings_a, settings_b = recorded_settings(a), recorded_settings(b)
+    settings_a, settings_b = _asked_with(a), _asked_with(b)
     names = dict.fromkeys([*settings_a, *settings_b])
     return (*basics, *(FieldDiff(n, _shown(settings_a.get(n)), _shown(settings_b.get(n))) for n in names))
+
+
+def _asked_with(trace: Trace) -> dict[str, Any]:
+    """What the run was asked with; an edited or imported trace whose policy values no longer check is shown as
+    saved rather than refused — a diff is for looking, not for running."""
+    try:
+        return recorded_settings(trace)
+    except RagscopeError:
+        return {**trace.params, **(to_jsonable(trace.policy) if trace.policy is not None else {})}
 
 
 # ---- steps, aligned by round and kind -----------------------------------------------------------------

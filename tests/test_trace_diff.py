@@ -206,3 +206,9 @@ def test_a_run_without_an_answer_is_said_so():
     assert not diff.answer_a.answered and diff.answer_b.answered
     assert FieldDiff("answered", "false", "true") in diff.answer_changes
     assert "  A  (no answer: the run stopped before answering)" in format_diff(diff).split("\n")
+
+
+def test_a_saved_policy_value_that_no_longer_checks_is_shown_as_saved():
+    a = _trace("run-a", {"min_confidence": "abc"}, (), 1.0)  # a hand-edited or imported trace
+    b = _trace("run-b", {"min_confidence": 0.5}, (), 1.0)
+    assert FieldDiff("min_confidence", "abc", "0.5") in diff_traces(a, b).header_changes
