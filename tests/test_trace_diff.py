@@ -26,10 +26,10 @@ from engine.trace_diff import (
     GraphNode,
     RoundGraph,
     StepPair,
-    _merged,
     diff_traces,
     format_diff,
 )
+from engine.trace_diff.steps import _merged
 
 QUESTION = "Where was Ada born?"
 
