@@ -197,7 +197,9 @@ def test_the_json_form_holds_every_part_and_whether_the_runs_are_identical():
     assert [c["chunk_id"] for c in data["chunks"]] == ["d1#0", "d2#0", "d3#0"]
     assert data["graph"]["nodes_removed"] == [{"id": "london", "label": "London"}]
     assert data["steps"][-1] == {"iteration": 2, "kind": "decision", "n": 1, "title_a": None, "title_b": "Decide",
-                                 "changes": ["[SUFFICIENT]: enough"]}
+                                 "changes": ["[SUFFICIENT]: enough"], "side": "B", "changed": True}
+    assert [c["side"] for c in data["chunks"]] == ["A", "both", "B"]
+    assert [h["name"] for h in data["header"] if not h["same"]] == ["k"]
 
 
 def test_a_run_without_an_answer_is_said_so():

@@ -152,8 +152,16 @@ class TraceDiff:
                     or any(c.side != "both" or c.rank_a != c.rank_b for c in self.chunks) or self.graph.changed)
 
     def to_dict(self) -> dict[str, Any]:
-        """The `--json` form: every record as JSON values, and `identical`."""
-        return {**to_jsonable(self), "identical": self.identical}
+        """The `--json` form: every record as JSON values, with what the text marks spelled out (`same` per
+        setting, `side` and `changed` per step, `side` per chunk) and `identical`, so no reader recomputes them."""
+        data = to_jsonable(self)
+        for row, field_diff in zip(data["header"], self.header):
+            row["same"] = field_diff.same
+        for row, pair in zip(data["steps"], self.steps):
+            row.update(side=pair.side, changed=pair.changed)
+        for row, chunk in zip(data["chunks"], self.chunks):
+            row["side"] = chunk.side
+        return {**data, "identical": self.identical}
 
 
 def shown(value: Any) -> str:
