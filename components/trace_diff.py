@@ -55,8 +55,10 @@ def _settings(diff: TraceDiff, key: str) -> None:
 
 def _answers(diff: TraceDiff, key: str) -> None:
     st.markdown("##### Answer and confidence")
-    for column, name, side in zip(st.columns(2), "AB", (diff.answer_a, diff.answer_b)):
-        with column, st.container(border=True, key=f"{key}.answer_{name}"):
+    method = next(f for f in diff.header if f.name == "method")
+    for column, name, side in zip(st.columns(2), (f"A · {method.a}", f"B · {method.b}"),
+                                  (diff.answer_a, diff.answer_b)):
+        with column, st.container(border=True, key=f"{key}.answer_{name[0]}"):
             _answer(name, side)
     if diff.answer_changes:
         st.caption(md_text("Differs: " + "; ".join(f"{f.name} (A {_clip(f.a)} · B {_clip(f.b)})"
@@ -70,7 +72,7 @@ def _clip(text: str, width: int = 60) -> str:
 
 
 def _answer(name: str, side: AnswerSide) -> None:
-    st.markdown(f"**{name}**")
+    st.markdown(f"**{md_text(name)}**")
     if not side.answered:
         st.info("No answer: the run stopped before answering.")
         return
