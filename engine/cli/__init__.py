@@ -11,6 +11,7 @@ from pathlib import Path
 
 from engine.cli import (
     ask,
+    diff,
     evaluate,
     export_traces,
     importers,
@@ -29,7 +30,7 @@ from engine.errors import RagscopeError
 # In the order `python -m engine --help` lists them.
 COMMANDS: tuple[Command, ...] = (methods.COMMAND, ask.COMMAND, evaluate.COMMAND, index.COMMAND, ingest.COMMAND,
                                  *importers.COMMANDS, mine_rules.COMMAND, train_retriever.COMMAND,
-                                 train_r2ag.COMMAND, export_traces.COMMAND)
+                                 train_r2ag.COMMAND, export_traces.COMMAND, diff.COMMAND)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
