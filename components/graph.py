@@ -24,18 +24,19 @@ import numpy as np
 import streamlit as st
 from pyvis.network import Network
 
-from engine.graph.export import file_name, graph_bytes
-from engine.graph.view import (  # the fold lives in the engine; re-exported for this module's callers and tests
+from engine.trace import GraphDeltaStep, Step, Trace, step_to_dict
+from engine.trace_graph import (  # the fold lives in the engine; re-exported for this module's callers and tests
     EdgeKey,
     GraphView,
     Skeleton,
     ViewEdge,
     ViewNode,
     edge_key,
+    file_name,
     graph_at,
+    graph_bytes,
     graph_deltas,
 )
-from engine.trace import GraphDeltaStep, Step, Trace, step_to_dict
 
 # Tableau 10 without its grey, which is reserved for pruned elements; round r takes PALETTE[r % 9].
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f")

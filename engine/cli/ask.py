@@ -63,7 +63,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _check_graph_options(args: argparse.Namespace) -> None:
     """Before the run, what can be checked without it: the file's suffix, and a round with no file to go to."""
-    from engine.graph.export import graph_format
+    from engine.trace_graph.export import graph_format
 
     if args.graph_out is None:
         if args.graph_round is not None:
@@ -76,7 +76,7 @@ def _check_graph_options(args: argparse.Namespace) -> None:
 
 def _graph_out(trace: Trace, args: argparse.Namespace) -> int:
     """Write the graph file; after the run, so a bad round or a method with no graph is a message, not a crash."""
-    from engine.graph.export import builds_graph, checked_round, write_graph
+    from engine.trace_graph.export import builds_graph, checked_round, write_graph
 
     if not builds_graph(trace):
         print(f"error: method {trace.method} builds no graph (no graph_delta step); {args.graph_out} not written",

@@ -8,7 +8,6 @@ from typing import Any
 from engine.app.runs import recorded_settings
 from engine.codec import to_jsonable
 from engine.errors import RagscopeError
-from engine.graph.view import GraphView, ViewEdge, edge_key, graph_at
 from engine.trace import GraphDeltaStep, RetrievalStep, Step, Trace
 from engine.trace_diff.records import (
     MISSING,
@@ -23,6 +22,7 @@ from engine.trace_diff.records import (
     shown,
 )
 from engine.trace_diff.steps import align_steps
+from engine.trace_graph.fold import GraphView, ViewEdge, edge_key, graph_at
 
 
 def diff_traces(a: Trace, b: Trace) -> TraceDiff:

@@ -9,7 +9,8 @@ import networkx as nx
 import pytest
 
 from engine.errors import RagscopeError
-from engine.graph.export import (
+from engine.trace import AnswerStep, Edge, GraphDeltaStep, Hit, Node, RetrievalStep, Trace
+from engine.trace_graph.export import (
     ChunkIndex,
     checked_round,
     file_name,
@@ -19,7 +20,6 @@ from engine.graph.export import (
     to_networkx,
     write_graph,
 )
-from engine.trace import AnswerStep, Edge, GraphDeltaStep, Hit, Node, RetrievalStep, Trace
 
 HOSTILE = "<script>alert('x')</script> & \"quoted\" Ærø 漢字 😀"
 LINES = "two\r\nlines\tand  spaces "

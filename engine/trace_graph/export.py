@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from engine.errors import RagscopeError
 from engine.files import write_text_atomic
-from engine.graph.view import GraphView, graph_at, graph_deltas
 from engine.trace import RetrievalStep, Step, Trace
+from engine.trace_graph.fold import GraphView, graph_at, graph_deltas
 
 if TYPE_CHECKING:
     import networkx as nx
