@@ -21,7 +21,7 @@ def render_paper_card(card: PaperCard, *, key: str) -> None:
     st.markdown(comparison_table(card))
     st.markdown("**Deviations**\n\n" + "\n".join(f"- {md_text(line)}" for line in card.deviations))
     st.caption("Closest setting here: build the pack, then evaluate")
-    st.code(f"{card.prepare}\n{card.command}", language="bash")
+    st.code(f"{card.prepare}\n{card.command}", language="bash", wrap_lines=True)  # a narrow column: no scroll
     expected = card.expected
     if expected.measured:
         st.markdown(f"**Expected** on the {md_text(expected.backend)} backend: {md_text(expected.metric)} "
@@ -33,11 +33,12 @@ def render_paper_card(card: PaperCard, *, key: str) -> None:
 
 
 def comparison_table(card: PaperCard) -> str:
-    """Markdown table, paper | ours, one row per setting and the number last."""
+    """Markdown table, paper | ours, one row per setting and the number last: the paper's as quoted and on the
+    0..1 scale ours is measured on, so the two compare at a glance."""
     lines = ["| | Paper | Ours |", "|---|---|---|"]
     for label, name in ROWS:
         lines.append(f"| {label} | {md_text(getattr(card.paper, name))} | {md_text(getattr(card.ours, name))} |")
     ours = (f"{card.expected.estimate:.3f} [{card.expected.low:.3f}, {card.expected.high:.3f}]"
             if card.expected.measured else "not measured here")
-    lines.append(f"| Number | {md_text(card.number)} | {md_text(ours)} |")
+    lines.append(f"| Number | {md_text(card.number)} (= {card.value:.3f}) | {md_text(ours)} |")
     return "\n".join(lines)
