@@ -99,7 +99,7 @@ def _run(args: argparse.Namespace) -> int:
             card = make_run_card(pack=bench.pack, backend=bench.backend, backend_options=bench.backend_options,
                                  embedder=bench.settings.embedder, methods=methods, params=params,
                                  judge=args.judge, all_question_ids=[q.id for q in chosen], shard=shard,
-                                 command=command_line(args), started=started, finished=utc_now())
+                                 command=command_line(args, out), started=started, finished=utc_now())
             with staged(out) as folder:
                 report = runner.write_report(folder, results, traces)
                 card.write(folder)
@@ -178,12 +178,12 @@ _RECORDED = (("pack", "--pack"), ("backend", "--backend"), ("model", "--model"),
              ("type", "--type"), ("limit", "--limit"), ("shard", "--shard"), ("judge", "--judge"), ("out", "--out"))
 
 
-def command_line(args: argparse.Namespace) -> list[str]:
+def command_line(args: argparse.Namespace, out: Path | None = None) -> list[str]:
     """The eval command as parsed, options at their defaults left out, -p pairs last; never the api key."""
     defaults = vars(COMMAND_PARSER.parse_args(["--pack", "."]))
     words = ["python", "-m", "engine", "eval"]
     for dest, flag in _RECORDED:
-        value = getattr(args, dest, None)
+        value = out if dest == "out" else getattr(args, dest, None)
         if dest != "pack" and (value == defaults[dest] or value is None):
             continue
         words += [flag] if value is True else [flag, str(value)]

@@ -29,8 +29,7 @@ def _run(args: argparse.Namespace) -> int:
 
     check_target(args.out)
     shards = [read_evaluation(folder) for folder in args.shards]
-    command = ["python", "-m", "engine", "merge-evals", *map(str, args.shards), "--out", str(args.out)]
-    merged = merge_shards(shards, partial=args.partial, command=[*command, *(["--partial"] if args.partial else [])])
+    merged = merge_shards(shards, partial=args.partial, out=str(args.out))
     for note in merged.notes:
         print(f"note: {note}")
     with staged(args.out) as folder:

@@ -10,11 +10,12 @@ order), which the shards' own question lists give: shard I's p-th question is th
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.errors import RagscopeError
-from engine.evaluation.run_card import RunCard, library_versions, read_run_card, utc_now
+from engine.evaluation.run_card import RunCard, read_run_card
 from engine.evaluation.runner import QuestionResult
 from engine.evaluation.saved import SavedEvaluation
 from engine.evaluation.shards import Shard, question_list_fingerprint
@@ -34,8 +35,9 @@ class Merged:
     notes: tuple[str, ...]  # what differs but does not stop the merge (ragscope version, commit)
 
 
-def merge_shards(shards: Sequence[SavedEvaluation], *, partial: bool = False, command: Sequence[str] = ()) -> Merged:
-    """The shards as one report; a RagscopeError says why they cannot be joined."""
+def merge_shards(shards: Sequence[SavedEvaluation], *, partial: bool = False, out: str = "") -> Merged:
+    """The shards as one report (its card's command: the whole run that writes it to `out`); a RagscopeError says
+    why they cannot be joined."""
     if not shards:
         raise RagscopeError("no shard reports to merge: give the folders eval --shard I/N --out wrote")
     cards = [read_run_card(saved.card, str(saved.folder)) for saved in shards]
@@ -57,9 +59,21 @@ def merge_shards(shards: Sequence[SavedEvaluation], *, partial: bool = False, co
     results, traces = _in_order(shards, cards[0].methods, order)
     card = dataclasses.replace(
         cards[0], questions=tuple(order), shard="merged from " + ", ".join(f"{i}/{count}" for i in present),
-        missing_shards=missing, command=tuple(command), started=min(c.started for c in cards),
-        finished=utc_now(), libraries=library_versions(), commit=cards[0].commit)
+        missing_shards=missing, command=whole_command(cards[0].command, out), started=min(c.started for c in cards),
+        finished=max(c.finished for c in cards))
     return Merged(results, traces, card, _notes(shards, cards))
+
+
+def whole_command(command: Sequence[str], out: str) -> tuple[str, ...]:
+    """A shard's eval command as the one whole run that writes the merged report: no --shard, --out the merge's."""
+    kept: list[str] = []
+    words = iter(command)
+    for word in words:
+        if word in ("--shard", "--out"):
+            next(words, None)  # and its value
+            continue
+        kept.append(word)
+    return tuple([*kept, "--out", out] if out else kept)
 
 
 def _shard_of(card: RunCard, saved: SavedEvaluation) -> Shard:
@@ -136,11 +150,11 @@ def _in_order(shards: Sequence[SavedEvaluation], methods: Sequence[str], order: 
 
 
 def _notes(shards: Sequence[SavedEvaluation], cards: Sequence[RunCard]) -> tuple[str, ...]:
+    """What differs between shards without changing what they asked: the code and library versions."""
     notes = []
-    for name in ("version", "commit"):
-        values = {getattr(card, name) for card in cards}
-        if len(values) > 1:
-            where = ", ".join(f"{saved.folder}: {getattr(card, name) or '–'}" for saved, card in zip(shards, cards,
-                                                                                                    strict=True))
-            notes.append(f"the shards ran different ragscope {name}s ({where})")
+    for name, what in (("version", "ragscope versions"), ("commit", "ragscope commits"), ("libraries", "libraries")):
+        if len({json.dumps(getattr(card, name), sort_keys=True) for card in cards}) > 1:
+            where = ", ".join(f"{saved.folder}: {getattr(card, name) or '–'}"
+                              for saved, card in zip(shards, cards, strict=True))
+            notes.append(f"the shards ran different {what} ({where})")
     return tuple(notes)

@@ -54,7 +54,8 @@ class RunCard:
     question_total: int  # how many questions before sharding
     shard: str  # "2/3"; "1/1" for a whole run; "merged from 1/3, 2/3, 3/3" for a merge-evals report
     missing_shards: tuple[str, ...] = ()  # merge-evals --partial: the shards left out
-    command: tuple[str, ...] = ()  # the command line as parsed (no api key)
+    # the command line as parsed (no api key); for a merged report, the one whole run that would write it
+    command: tuple[str, ...] = ()
     started: str = ""  # UTC, ISO 8601
     finished: str = ""
     libraries: dict[str, str] = field(default_factory=dict)  # python, and those already imported

@@ -225,3 +225,27 @@ def test_shards_merged_equal_one_whole_run_on_the_demo_pack(ragscope_home, tmp_p
     assert _rows(tmp_path / "m") == _rows(tmp_path / "whole")
     assert _metrics(tmp_path / "m") == _metrics(tmp_path / "whole")
     assert len(_rows(tmp_path / "m")) == 60
+
+
+def test_the_merged_card_names_the_whole_run_that_writes_it(mini_shards):
+    out = mini_shards / "merged_card"
+    assert main(["merge-evals", *(str(mini_shards / f"s{i}") for i in (1, 2, 3)), "--out", str(out)]) == 0
+    card, shard = _card(out), _card(mini_shards / "s1")
+    assert "--shard" not in card["command"] and card["command"][-2:] == ["--out", str(out)]
+    assert card["command"][:-2] == [w for w in _card(mini_shards / "whole")["command"] if w not in
+                                    ("--out", str(mini_shards / "whole"))]
+    assert card["started"] == min(_card(mini_shards / f"s{i}")["started"] for i in (1, 2, 3))
+    assert card["finished"] == max(_card(mini_shards / f"s{i}")["finished"] for i in (1, 2, 3))
+    assert card["libraries"] == shard["libraries"] and card["pack_fingerprint"] == shard["pack_fingerprint"]
+
+
+def test_merge_notes_shards_run_by_other_code_but_joins_them(mini_shards, tmp_path, capsys):
+    import shutil
+
+    other = tmp_path / "s2"
+    shutil.copytree(mini_shards / "s2", other)
+    card = _card(other)
+    (other / "run_card.json").write_text(json.dumps({**card, "commit": "f" * 40}), encoding="utf-8")
+    assert main(["merge-evals", str(mini_shards / "s1"), str(other), str(mini_shards / "s3"),
+                 "--out", str(tmp_path / "m")]) == 0
+    assert "note: the shards ran different ragscope commits" in capsys.readouterr().out
