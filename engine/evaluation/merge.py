@@ -90,7 +90,8 @@ def _check_agree(shards: Sequence[SavedEvaluation], cards: Sequence[RunCard], pa
         for name in MUST_AGREE:
             mine, theirs = _compared(first, name), _compared(card, name)
             if mine != theirs:
-                raise RagscopeError(f"the shards differ in {name}: {head} has {_shown(mine)}, {saved.folder} has "
+                where, mine, theirs = _first_difference(name, mine, theirs)
+                raise RagscopeError(f"the shards differ in {where}: {head} has {_shown(mine)}, {saved.folder} has "
                                     f"{_shown(theirs)}; merge only shards of one evaluation")
         if part.count != parts[0].count:
             raise RagscopeError(f"the shards differ in shard count: {head} is {parts[0]}, {saved.folder} is {part}; "
@@ -102,6 +103,23 @@ def _compared(card: RunCard, name: str) -> object:
     if name == "backend_options":
         return {k: v for k, v in value.items() if k not in _NOT_COMPARED_OPTIONS}
     return value
+
+
+def _first_difference(name: str, mine: object, theirs: object) -> tuple[str, object, object]:
+    """Where two card values first differ: params.ras.k and its two values, not two whole parameter tables."""
+    if isinstance(mine, dict) and isinstance(theirs, dict):
+        for key in [*mine, *(k for k in theirs if k not in mine)]:
+            if mine.get(key, _ABSENT) != theirs.get(key, _ABSENT):
+                return _first_difference(f"{name}.{key}", mine.get(key, _ABSENT), theirs.get(key, _ABSENT))
+    return name, mine, theirs
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "nothing"
+
+
+_ABSENT = _Absent()
 
 
 def _shown(value: object) -> str:

@@ -165,8 +165,8 @@ def test_merge_refuses_a_merged_report_and_an_edited_shard(mini_shards, tmp_path
 
 @pytest.mark.parametrize("change, field", [
     (("--method", "vanilla,rulerag", "-p", "k=3"), "methods"),
-    (("--method", "vanilla,ras", "-p", "k=4"), "params"),
-    (("--method", "vanilla,ras", "-p", "k=3", "-p", "min_confidence=0"), "policy"),
+    (("--method", "vanilla,ras", "-p", "k=4"), "params.vanilla.k"),
+    (("--method", "vanilla,ras", "-p", "k=3", "-p", "min_confidence=0"), "policy.min_confidence"),
     (("--method", "vanilla,ras", "-p", "k=3", "--limit", "5"), "question_list"),
 ])
 def test_merge_refuses_shards_that_differ_naming_the_field_and_both_values(mini_shards, tmp_path, capsys, change,
@@ -177,6 +177,8 @@ def test_merge_refuses_shards_that_differ_naming_the_field_and_both_values(mini_
                  "--out", str(tmp_path / "m")]) == 2
     err = capsys.readouterr().err
     assert f"the shards differ in {field}:" in err
+    if field == "params.vanilla.k":
+        assert "has 3, " in err and "has 4;" in err  # the two values, not two whole tables
     assert str(mini_shards / "s1") in err and str(tmp_path / "other") in err
     assert not (tmp_path / "m").exists()
 
