@@ -26,6 +26,9 @@ from engine.llm.decoding import SAMPLING_SEED
 from engine.version import VERSION, git_commit
 
 RUN_CARD = "run_card.json"
+_KINDS: dict[str, tuple[type, ...]] = {"str": (str,), "int": (int,), "bool": (bool,), "tuple": (list, tuple),
+                                       "dict": (dict,)}
+_JSON_NAMES = {str: "text", int: "a whole number", bool: "true or false", list: "a list", dict: "an object"}
 SECRET_OPTIONS = frozenset({"api_key"})  # backend options a card never holds
 LIBRARIES = ("torch", "transformers", "numpy", "chromadb", "langchain_core", "openai", "llama_cpp")
 
@@ -72,8 +75,11 @@ class RunCard:
         values: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
             if f.name in data:
-                value = data[f.name]
-                values[f.name] = tuple(value) if f.type.startswith("tuple") and isinstance(value, list) else value
+                value, kind = data[f.name], _KINDS[f.type.partition("[")[0]]
+                if not isinstance(value, kind) or isinstance(value, bool) and bool not in kind:
+                    raise RagscopeError(f"{where}: {f.name} is {json.dumps(value)[:60]}, not {_JSON_NAMES[kind[0]]}; "
+                                        "not a run card ragscope wrote")
+                values[f.name] = tuple(value) if isinstance(value, list) else value
             elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise RagscopeError(f"{where}: no {f.name!r}; not a run card ragscope wrote")
         return cls(**values)

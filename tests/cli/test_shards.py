@@ -251,3 +251,15 @@ def test_merge_notes_shards_run_by_other_code_but_joins_them(mini_shards, tmp_pa
     assert main(["merge-evals", str(mini_shards / "s1"), str(other), str(mini_shards / "s3"),
                  "--out", str(tmp_path / "m")]) == 0
     assert "note: the shards ran different ragscope commits" in capsys.readouterr().out
+
+
+def test_merge_names_a_run_card_that_is_not_json(mini_shards, tmp_path, capsys):
+    import shutil
+
+    broken = tmp_path / "s2"
+    shutil.copytree(mini_shards / "s2", broken)
+    (broken / "run_card.json").write_text('{"version": ', encoding="utf-8")
+    assert main(["merge-evals", str(mini_shards / "s1"), str(broken), str(mini_shards / "s3"),
+                 "--out", str(tmp_path / "m")]) == 2
+    assert f"{broken / 'run_card.json'}: not JSON (line 1" in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()

@@ -128,3 +128,13 @@ def test_git_commit_is_empty_outside_a_checkout_or_for_a_broken_one(tmp_path):
     assert git_commit(tmp_path) == ""
     assert git_commit(_repo(tmp_path / "nohead", "ref: refs/heads/gone\n")) == ""
     assert git_commit(_repo(tmp_path / "junk", "not a ref\n")) == ""
+
+
+@pytest.mark.parametrize("field, value, message", [("methods", 5, "methods is 5, not a list"),
+                                                   ("pack_questions", True, "not a whole number"),
+                                                   ("params", [], "params is \\[\\], not an object"),
+                                                   ("judge", 1, "judge is 1, not true or false")])
+def test_a_card_field_of_the_wrong_type_is_named(evaluated, field, value, message):
+    data = json.loads((evaluated / "run_card.json").read_text(encoding="utf-8"))
+    with pytest.raises(RagscopeError, match=message):
+        RunCard.from_dict({**data, field: value})
