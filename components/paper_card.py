@@ -33,12 +33,14 @@ def render_paper_card(card: PaperCard, *, key: str) -> None:
 
 
 def comparison_table(card: PaperCard) -> str:
-    """Markdown table, paper | ours, one row per setting and the number last: the paper's as quoted and on the
-    0..1 scale ours is measured on, so the two compare at a glance."""
-    lines = ["| | Paper | Ours |", "|---|---|---|"]
+    """Markdown table of two columns, paper | ours, a row per setting (its name in bold in both cells: a third
+    column of names would overflow Explore's narrow controls column) and the number last: the paper's as quoted
+    and on the 0..1 scale ours is measured on, so the two compare at a glance."""
+    lines = ["| Paper | Ours |", "|---|---|"]
     for label, name in ROWS:
-        lines.append(f"| {label} | {md_text(getattr(card.paper, name))} | {md_text(getattr(card.ours, name))} |")
+        lines.append(f"| **{label}**: {md_text(getattr(card.paper, name))} "
+                     f"| **{label}**: {md_text(getattr(card.ours, name))} |")
     ours = (f"{card.expected.estimate:.3f} [{card.expected.low:.3f}, {card.expected.high:.3f}]"
             if card.expected.measured else "not measured here")
-    lines.append(f"| Number | {md_text(card.number)} (= {card.value:.3f}) | {md_text(ours)} |")
+    lines.append(f"| **Number**: {md_text(card.number)} (= {card.value:.3f}) | **Expected**: {md_text(ours)} |")
     return "\n".join(lines)

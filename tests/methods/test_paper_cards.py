@@ -124,8 +124,9 @@ def test_the_card_renders_paper_beside_ours_the_command_and_the_range_as_text():
     at = AppTest.from_function(_page, default_timeout=60).run()
     assert not at.exception
     markdown = [m.value for m in at.markdown]
-    tables = [m for m in markdown if m.startswith("| | Paper | Ours |")]
-    assert len(tables) == 2 and "| Model | GPT" in tables[0]
+    tables = [m for m in markdown if m.startswith("| Paper | Ours |")]
+    assert len(tables) == 2 and "| **Model**: GPT" in tables[0]
+    assert "| **Number**: 42\\.9 (= 0.429) | **Expected**: 0\\.304 \\[0\\.216, 0\\.392\\] |" in tables[0]
     assert [c.value for c in at.code] == [f"{c.prepare}\n{c.command}" for c in (CARDS["tog2"], CARDS["ras"])]
     assert any("95 % interval" in m for m in markdown)
     assert any("not measured here" in m for m in markdown)
