@@ -17,6 +17,7 @@ from engine.cli import (
     importers,
     index,
     ingest,
+    merge_evals,
     methods,
     mine_rules,
     train_r2ag,
@@ -28,7 +29,8 @@ from engine.disk import disk_full, is_disk_full
 from engine.errors import RagscopeError
 
 # In the order `python -m engine --help` lists them.
-COMMANDS: tuple[Command, ...] = (methods.COMMAND, ask.COMMAND, evaluate.COMMAND, index.COMMAND, ingest.COMMAND,
+COMMANDS: tuple[Command, ...] = (methods.COMMAND, ask.COMMAND, evaluate.COMMAND, merge_evals.COMMAND, index.COMMAND,
+                                 ingest.COMMAND,
                                  *importers.COMMANDS, mine_rules.COMMAND, train_retriever.COMMAND,
                                  train_r2ag.COMMAND, export_traces.COMMAND, diff.COMMAND)
 
