@@ -10,6 +10,7 @@ import streamlit as st
 
 import ui_state
 from components.answer import render_answer
+from components.paper_card import render_paper_card
 from components.params import param_inputs, widget_values
 from components.safe import md_text
 from components.steps import render_step
@@ -167,6 +168,9 @@ with controls:
     method = st.selectbox("Method", ids, key=ui_state.EXPLORE_METHOD, format_func=runs.label)
     info = runs.method_info(method)
     st.caption(f"{info.description}" + (f" — *{info.paper}*" if info.paper else ""))
+    if (card := runs.paper_card(method)) is not None:
+        with st.expander("Reproduce the paper"):
+            render_paper_card(card, key=f"explore.paper.{method}")
     with st.expander("Parameters"):
         params = param_inputs(info.params, key=f"explore.params.{method}")
         policy = param_inputs(runs.POLICY_PARAMS, key=f"explore.params.{method}")  # the run's, below the method's

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from engine.codec import to_jsonable
@@ -66,6 +66,15 @@ def method_info(method_id: str) -> MethodInfo:
         raise UnknownNameError(f"unknown method {method_id!r}; known: {', '.join(method_choices())}")
     cls = METHODS[method_id]
     return MethodInfo(method_id, cls.label, cls.description, cls.paper, param_specs(cls.Params))
+
+
+def paper_card(method_id: str) -> dict[str, Any] | None:
+    """The method's reproduce-a-paper card (engine.methods.paper_cards) as plain data for the page to render;
+    None for a method without one (a user's own)."""
+    from engine.methods.paper_cards import paper_card as card_of
+
+    card = card_of(method_id)
+    return asdict(card) if card is not None else None
 
 
 def label(method_id: str) -> str:

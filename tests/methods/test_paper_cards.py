@@ -109,15 +109,11 @@ def test_question_scores_give_the_metric_and_the_crag_score_per_answer():
 
 
 def _page() -> None:
-    import dataclasses
-
     from components.paper_card import render_paper_card
-    from engine.methods.paper_cards import paper_card
+    from engine.app.runs import paper_card
 
-    card = paper_card("tog2")
-    render_paper_card(card, key="measured")
-    hostile = dataclasses.replace(paper_card("ras"), title="<script>alert(1)</script> **bold**")
-    render_paper_card(hostile, key="unmeasured")
+    render_paper_card(paper_card("tog2"), key="measured")
+    render_paper_card({**paper_card("ras"), "title": "<script>alert(1)</script> **bold**"}, key="unmeasured")
 
 
 def test_the_card_renders_paper_beside_ours_the_command_and_the_range_as_text():
@@ -136,3 +132,15 @@ def test_the_card_renders_paper_beside_ours_the_command_and_the_range_as_text():
 def test_cards_are_frozen_data():
     with pytest.raises(dataclasses.FrozenInstanceError):
         CARDS["vanilla"].number = "1"  # type: ignore[misc]
+
+
+def test_explore_offers_the_chosen_methods_paper_card(ragscope_home):
+    from paths import ROOT
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params["pack"] = "demo"
+    at = at.run()
+    at.selectbox(key="explore.method").select("tog2").run()
+    assert not at.exception
+    (card,) = [e for e in at.expander if e.label == "Reproduce the paper"]
+    assert any("import-hotpot" in c.value and "--method tog2" in c.value for c in card.code)
