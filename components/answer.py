@@ -60,8 +60,9 @@ def producer_note(step: AnswerStep) -> str:
 
 def render_answer(step: AnswerStep, *, key: str, sources: Mapping[str, tuple[str, str]] | None = None,
                   gold: Sequence[str] = (), scores: Scores | None = None, explained: bool = True,
-                  failure: ErrorStep | None = None) -> None:
-    """`sources` maps doc id → (title, text) for the citations; `scores` grade the answer against `gold`.
+                  failure: ErrorStep | None = None, gold_docs: frozenset[str] = frozenset()) -> None:
+    """`sources` maps doc id → (title, text) for the citations; `scores` grade the answer against `gold`, and a
+    citation of one of `gold_docs` (the pack question's supporting documents) is marked gold.
     `explained=False` leaves out the producer and the confidence's meaning, for a page that says them once
     above several cards. `failure` is the step saying why the answer rests on a failed backend
     (engine.app.runs.backend_failure), None when it does not."""
@@ -95,5 +96,6 @@ def render_answer(step: AnswerStep, *, key: str, sources: Mapping[str, tuple[str
             st.caption("no gold answer: this question is not in the pack, so correctness is not judged")
         for doc_id in step.citations:
             title, text = (sources or {}).get(doc_id, ("", ""))
-            with st.expander(md_text(f"cites {doc_id}" + (f" — {title}" if title else ""))):
+            mark = "✓ gold · " if doc_id in gold_docs else ""
+            with st.expander(md_text(f"{mark}cites {doc_id}" + (f" — {title}" if title else ""))):
                 st.text(text or "(the cited text is not part of this trace)")

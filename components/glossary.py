@@ -54,8 +54,15 @@ FEATURE_COLUMNS: dict[str, str] = {
 ECE = ("ECE (expected calibration error): how far confidence is from accuracy, over the answered questions; "
        "0 is perfectly calibrated.")
 
+GOLD = ("gold = the chunk comes from one of the pack question's supporting documents: those that hold the facts "
+        "the gold answer rests on. Recall@k, MAP, MRR and nDCG@k judge a ranking by where these come.")
+
 METRICS = ("EM = exact match with a gold answer; F1 = word overlap with it; acc = a gold answer appears in "
-           "the answer; recall@k = every supporting document is among the first k read; crag_score = "
+           "the answer; recall@k = every supporting document is among the first k read; MAP = how high all the "
+           "supporting documents rank, on average; MRR = 1 / the rank of the first supporting document (1 = it came "
+           "first, 0.5 = second; 0 if none came), averaged over questions; nDCG@k = the supporting documents among "
+           "the first k, each counted less the lower it ranks, as a share of the best possible order (1 = all of "
+           "them first); crag_score = "
            "(correct − hallucinated) / questions, so an honest \"I don't know\" costs nothing; confidence = "
            "the mean confidence of the answers given; " + ECE)
 

@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from html import escape
 from types import MappingProxyType
 
@@ -24,17 +24,19 @@ import numpy as np
 import streamlit as st
 from pyvis.network import Network
 
-from engine.graph.view import (  # the fold lives in the engine; re-exported for this module's callers and tests
+from engine.trace import GraphDeltaStep, Step, Trace, step_to_dict
+from engine.trace_graph import (  # the fold lives in the engine; re-exported for this module's callers and tests
     EdgeKey,
     GraphView,
     Skeleton,
     ViewEdge,
     ViewNode,
     edge_key,
+    file_name,
     graph_at,
+    graph_bytes,
     graph_deltas,
 )
-from engine.trace import GraphDeltaStep, Step, step_to_dict
 
 # Tableau 10 without its grey, which is reserved for pruned elements; round r takes PALETTE[r % 9].
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f")
@@ -396,9 +398,11 @@ def _cached_html(digest: str, iteration: int, max_nodes: int | None, _deltas: tu
                      title=f"knowledge graph as of {round_name(iteration)}")
 
 
-def render_graph(steps: Sequence[Step], iteration: int, *, key: str, max_nodes: int = 100) -> bool:
+def render_graph(steps: Sequence[Step], iteration: int, *, key: str, max_nodes: int = 100,
+                 trace: Trace | None = None) -> bool:
     """The graph as of `iteration`, its legend and its node table; only a caption, and False, when there is
-    no node to draw, so that a caller that checked `has_graph` first never shows an empty box."""
+    no node to draw, so that a caller that checked `has_graph` first never shows an empty box. Given the
+    `trace` these steps are from, GraphML and JSON downloads of the round's whole graph follow the table."""
     deltas = graph_deltas(steps)
     view = graph_at(deltas, iteration)
     if not view.nodes:
@@ -419,4 +423,23 @@ def render_graph(steps: Sequence[Step], iteration: int, *, key: str, max_nodes: 
     # st.dataframe shows cells as plain text: labels from documents stay inert.
     st.dataframe(rows, hide_index=True, width="stretch", key=f"{key}.nodes",
                  height=min(TABLE_MAX_PX, 35 * (len(rows) + 1) + 3))
+    if trace is not None:
+        _downloads(trace, iteration, key=key)
     return True
+
+
+# label, suffix, MIME type, what the file is for
+EXPORTS = (("GraphML", ".graphml", "application/graphml+xml", "for Gephi, networkx or yEd"),
+           ("JSON", ".json", "application/json", "for scripts"))
+
+
+def _downloads(trace: Trace, iteration: int, *, key: str) -> None:
+    """The round's whole graph (never the capped drawing) as files; made only when a button is pressed."""
+    st.caption(f"Export the graph as of {round_name(iteration)}:")
+    with st.container(horizontal=True):  # the caption above: beside them, the narrow graph column wraps a button
+        for label, fmt, mime, use in EXPORTS:
+            st.download_button(label, partial(graph_bytes, trace, iteration, fmt),
+                               file_name=file_name(trace, iteration, fmt), mime=mime, on_click="ignore",
+                               key=f"{key}.export{fmt}.{iteration}", icon=":material/download:",
+                               help=f"every node and edge as of {round_name(iteration)} with scores, provenance "
+                                    f"and the chunk ids they came from, {use}")

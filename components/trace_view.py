@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
+from components.retrieval import render_retrieval
 from components.steps import render_step
 from components.timeline import advance, pick_round, round_label
 from engine.trace import AnswerStep, AttentionStep, RetrievalStep, Step, Trace
@@ -27,8 +28,9 @@ def sources_of(trace: Trace) -> dict[str, tuple[str, str]]:
     return sources
 
 
-def render_trace(trace: Trace, *, key: str) -> None:
-    """The chosen round's steps beside its graph, with the round controls; the page shows the answer card."""
+def render_trace(trace: Trace, *, key: str, gold: frozenset[str] = frozenset()) -> None:
+    """The chosen round's steps beside its graph, with the round controls; the page shows the answer card.
+    `gold`: the pack question's supporting doc ids (engine.app.runs.supporting_docs), marked in retrieval steps."""
     iterations = rounds_of(trace)
     chosen, playing = pick_round(iterations, key=f"{key}.round", trace_id=trace.id)
     from components.graph import has_graph, render_graph  # pyvis and networkx only when a trace is shown
@@ -43,12 +45,15 @@ def render_trace(trace: Trace, *, key: str) -> None:
         for i, step in enumerate(shown):
             if compared and isinstance(step, AttentionStep) and step.group in compared:
                 continue  # drawn below, one column per run
-            render_step(step, key=f"{key}.{trace.id}.{chosen}.{i}")
+            if gold and isinstance(step, RetrievalStep):  # the one renderer that takes the gold docs
+                render_retrieval(step, key=f"{key}.{trace.id}.{chosen}.{i}", gold=gold)
+            else:
+                render_step(step, key=f"{key}.{trace.id}.{chosen}.{i}")
         if compared:
             _render_side_by_side(shown, compared, key=f"{key}.{trace.id}.{chosen}.side")
     if graph_col is not None:
         with graph_col:
-            render_graph(trace.steps, chosen, key=f"{key}.graph.{trace.id}")
+            render_graph(trace.steps, chosen, key=f"{key}.graph.{trace.id}", trace=trace)
     if playing:
         time.sleep(PLAY_SECONDS)
         advance(iterations, key=f"{key}.round")

@@ -163,7 +163,7 @@ def _overlap_chart(traces: tuple[Trace, ...]) -> None:
 
 def _draw_graph(trace: Trace) -> None:
     # Imported here: the graph component is built separately and this page must work without it.
-    render_graph(trace.steps, trace.iterations, key=f"compare.{trace.method}.graph")
+    render_graph(trace.steps, trace.iterations, key=f"compare.{trace.method}.graph", trace=trace)
 
 
 def _graphs(traces: tuple[Trace, ...]) -> None:

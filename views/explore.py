@@ -10,6 +10,7 @@ import streamlit as st
 
 import ui_state
 from components.answer import render_answer
+from components.paper_card import render_paper_card
 from components.params import param_inputs, widget_values
 from components.safe import md_text
 from components.steps import render_step
@@ -167,6 +168,9 @@ with controls:
     method = st.selectbox("Method", ids, key=ui_state.EXPLORE_METHOD, format_func=runs.label)
     info = runs.method_info(method)
     st.caption(f"{info.description}" + (f" — *{info.paper}*" if info.paper else ""))
+    if (card := runs.paper_card(method)) is not None:
+        with st.expander("Reproduce the paper"):
+            render_paper_card(card, key=f"explore.paper.{method}")
     with st.expander("Parameters"):
         params = param_inputs(info.params, key=f"explore.params.{method}")
         policy = param_inputs(runs.POLICY_PARAMS, key=f"explore.params.{method}")  # the run's, below the method's
@@ -211,7 +215,8 @@ with result:
         gold, scores = runs.grade(trace, pack)
         if trace.answer is not None:
             render_answer(trace.answer, key="explore.view.answer", sources=sources_of(trace), gold=gold,
-                          scores=scores, failure=runs.backend_failure(trace))
+                          scores=scores, failure=runs.backend_failure(trace),
+                          gold_docs=runs.supporting_docs(trace, pack))
         elif trace.steps:
             st.info("This run stopped before it answered; its steps are kept below.")
         st.download_button("Download trace JSON", trace.to_json(indent=2), file_name=f"trace-{trace.id}.json",
@@ -219,7 +224,7 @@ with result:
 
 if trace is not None and live is None:
     st.divider()
-    render_trace(trace, key="explore.view")
+    render_trace(trace, key="explore.view", gold=runs.supporting_docs(trace, pack))
 
 with st.expander("Replay a saved trace"):
     uploaded = st.file_uploader("Trace JSON", type=["json"], key="explore.upload")

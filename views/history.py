@@ -1,4 +1,5 @@
-"""History: saved runs — open one in Explore, delete (after a confirm), export and import as JSON."""
+"""History: saved runs — open one in Explore, delete (after a confirm), export and import as JSON; select two to
+diff them (issue 28)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 import ui_state
 from components.safe import md_text
+from components.trace_diff import render_trace_diff
 from engine.app.runs import RunSummary
 from engine.errors import RagscopeError
+from engine.trace import Trace
 
 PAGE = "history"
 LISTED = 200
@@ -18,7 +21,8 @@ store = ui_state.run_store()
 
 def _row(run: RunSummary) -> dict[str, object]:
     return {"time (UTC)": run.started.replace("T", " ")[:19], "pack": run.pack, "method": run.method,
-            "backend": run.backend, "question": run.question, "answer": run.answer, "latency ms": run.latency_ms}
+            "backend": run.backend, "question": run.question, "answer": run.answer, "latency ms": run.latency_ms,
+            "run id": run.id}
 
 
 def _import(uploaded: UploadedFile | None) -> None:
@@ -51,13 +55,18 @@ def _notice() -> None:
         (slot.success if notice.level == "success" else slot.error)(md_text(notice.text))
 
 
-def _open(run_id: str) -> None:
+def _load(run_id: str) -> Trace | None:
     try:
-        trace = store.get(run_id)
+        return store.get(run_id)
     except (RagscopeError, ValueError, TypeError, KeyError) as exc:  # a damaged row must not take the page down
         st.error(md_text(f"Run {run_id} cannot be opened: {exc}"))
-        return
-    ui_state.show_trace(trace)
+        return None
+
+
+def _open(run_id: str) -> None:
+    trace = _load(run_id)
+    if trace is not None:
+        ui_state.show_trace(trace)
 
 
 def _confirm_delete(run: RunSummary) -> None:
@@ -85,14 +94,26 @@ def _selected_actions(run: RunSummary) -> None:
         _confirm_delete(run)
 
 
-def _table(runs: list[RunSummary]) -> RunSummary | None:
+def _diff(pair: list[RunSummary]) -> None:
+    """The earlier run is A, the reference; the toggle swaps them."""
+    earlier, later = sorted(pair, key=lambda r: (r.started, r.id))
+    st.subheader("Diff of the two selected runs")
+    swapped = st.toggle("Swap A and B", key="history.diff_swap", help="A, the reference, is the earlier run")
+    first, second = (later, earlier) if swapped else (earlier, later)
+    a, b = _load(first.id), _load(second.id)
+    if a is not None and b is not None:
+        render_trace_diff(a, b, key="history.diff")
+
+
+def _table(runs: list[RunSummary]) -> list[RunSummary]:
     event = st.dataframe([_row(r) for r in runs], key=f"history.runs.{ui_state.history_table_version()}",
-                         hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
+                         hide_index=True, width="stretch", on_select="rerun", selection_mode="multi-row",
                          column_config={"latency ms": st.column_config.NumberColumn(format="%.0f"),
                                         "question": st.column_config.TextColumn(width="large"),
-                                        "answer": st.column_config.TextColumn(width="medium")})
-    rows = event.selection.rows
-    return runs[rows[0]] if rows and rows[0] < len(runs) else None
+                                        "answer": st.column_config.TextColumn(width="medium"),
+                                        "run id": st.column_config.TextColumn(
+                                            help="what `python -m engine diff RUN_A RUN_B` takes")})
+    return [runs[row] for row in event.selection.rows if row < len(runs)]
 
 
 def _import_section() -> None:
@@ -108,20 +129,24 @@ def _listing(runs: list[RunSummary]) -> None:
                 "run is saved here.")
         return
     chosen = _table(runs)
-    if chosen is None:
-        st.caption("Select a row to open, delete or export that run.")
-    else:
-        _selected_actions(chosen)
+    if not chosen:
+        st.caption("Select a row to open, delete or export that run; select two to diff them.")
+    elif len(chosen) == 1:
+        _selected_actions(chosen[0])
+    elif len(chosen) > 2:
+        st.caption(f"{len(chosen)} runs selected: select one run to open it, or two to diff them.")
     if len(runs) == LISTED:
         st.caption(f"Showing the newest {LISTED} runs; Export all exports every saved run.")
     st.download_button("Export all runs", lambda: store.export([r.id for r in store.list(limit=10**9)]),
                        file_name="ragscope-runs.json", mime="application/json", key="history.export_all",
                        on_click="ignore", icon=":material/download:")
+    if len(chosen) == 2:
+        _diff(chosen)
 
 
 st.header("History")
 st.caption("Every run from Explore and Compare is saved here. Select a row to open it again, delete it or "
-           "export it; import an export from another machine.")
+           "export it; select two to see what changed between them; import an export from another machine.")
 _notice()
 with st.container():  # one block whatever it holds, so the import section below never changes place
     _listing(store.list(limit=LISTED))

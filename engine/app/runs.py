@@ -10,13 +10,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from engine.codec import to_jsonable
 from engine.errors import RagscopeError, UnknownNameError
 from engine.evaluation.compare import answer_evidence, shared_evidence, trace_overlap
-from engine.evaluation.metrics import AnswerScores, backend_failure, grade_trace
+from engine.evaluation.metrics import AnswerScores, backend_failure, grade_trace, pack_question
 from engine.knowledge.records import Pack
 from engine.live import Partial
 from engine.methods.base import METHODS, method_ids
@@ -66,6 +66,15 @@ def method_info(method_id: str) -> MethodInfo:
         raise UnknownNameError(f"unknown method {method_id!r}; known: {', '.join(method_choices())}")
     cls = METHODS[method_id]
     return MethodInfo(method_id, cls.label, cls.description, cls.paper, param_specs(cls.Params))
+
+
+def paper_card(method_id: str) -> dict[str, Any] | None:
+    """The method's reproduce-a-paper card (engine.methods.paper_cards) as plain data for the page to render;
+    None for a method without one (a user's own)."""
+    from engine.methods.paper_cards import paper_card as card_of
+
+    card = card_of(method_id)
+    return asdict(card) if card is not None else None
 
 
 def label(method_id: str) -> str:
@@ -175,6 +184,13 @@ def replay(text: str, name: str) -> Trace:
 def grade(trace: Trace, pack: Pack) -> tuple[tuple[str, ...], AnswerScores | None]:
     """The gold answers and the answer's scores when the run asked one of `pack`'s questions; ((), None) else."""
     return grade_trace(trace, pack)
+
+
+def supporting_docs(trace: Trace, pack: Pack) -> frozenset[str]:
+    """The doc ids that support the gold answer when the run asked one of `pack`'s questions on that pack (as
+    `grade` decides); empty for a question of the user's own, so a page shows no gold marks at all."""
+    question = pack_question(trace, pack)
+    return frozenset(question.supporting_docs) if question is not None else frozenset()
 
 
 # ---- background work on a workbench --------------------------------------------------------------------

@@ -12,11 +12,13 @@ from pathlib import Path
 from engine.cli import (
     ask,
     compare_evals,
+    diff,
     evaluate,
     export_traces,
     importers,
     index,
     ingest,
+    merge_evals,
     methods,
     mine_rules,
     train_r2ag,
@@ -29,9 +31,9 @@ from engine.errors import RagscopeError
 
 # In the order `python -m engine --help` lists them.
 COMMANDS: tuple[Command, ...] = (methods.COMMAND, ask.COMMAND, evaluate.COMMAND, compare_evals.COMMAND,
-                                 index.COMMAND, ingest.COMMAND,
+                                 merge_evals.COMMAND, index.COMMAND, ingest.COMMAND,
                                  *importers.COMMANDS, mine_rules.COMMAND, train_retriever.COMMAND,
-                                 train_r2ag.COMMAND, export_traces.COMMAND)
+                                 train_r2ag.COMMAND, export_traces.COMMAND, diff.COMMAND)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

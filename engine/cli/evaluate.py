@@ -1,5 +1,7 @@
 """`eval`: methods × the pack's questions through the shared evaluation loop (engine.app.evaluations), with
-a journal beside --out that `--resume` goes on from; metrics.json, results.csv and traces.jsonl at the end.
+a journal beside --out that `--resume` goes on from; metrics.json, results.csv, traces.jsonl and run_card.json
+(what produced the report: engine.evaluation.run_card) at the end. `--shard I/N` asks one of N disjoint slices of
+the questions (engine.evaluation.shards), for `merge-evals` to join.
 
 Exit status: 0 all answered; 2 bad input or a model that cannot open (nothing asked), or a failure that kept the
 journal for --resume; BACKEND_FAILED (3) the report is complete, but some answers rest on a failed backend
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
     from engine.app.evaluations import EvaluationJob
     from engine.evaluation.journal import JournalPlan
     from engine.evaluation.runner import QuestionResult
+    from engine.evaluation.shards import Shard
     from engine.knowledge.records import Pack, Question
     from engine.trace import Trace
 
@@ -34,6 +37,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--method", default="vanilla", help="method id(s), comma-separated")
     parser.add_argument("--limit", type=int, default=0, help="first N questions only")
     parser.add_argument("--type", default="", help="only questions of these types, comma-separated")
+    parser.add_argument("--shard", default="", metavar="I/N",
+                        help="ask only shard I of N (1-based): questions I, I+N, I+2N … of those --type and --limit "
+                             "chose, so N machines split one evaluation; join the reports with merge-evals")
     parser.add_argument("--out", type=Path, default=None, help="folder for metrics.json, results.csv, traces")
     parser.add_argument("--judge", action="store_true",
                         help="LLM backends: the model re-grades answers rule matching called hallucinated (CRAG)")
@@ -54,8 +60,12 @@ def _run(args: argparse.Namespace) -> int:
     from engine.app.evaluations import method_params, plan_evaluation
     from engine.evaluation import runner
     from engine.evaluation.report import format_tables
+    from engine.evaluation.run_card import make_run_card, utc_now
+    from engine.evaluation.shards import WHOLE, Shard
     from engine.knowledge.writer import staged
 
+    started = utc_now()
+    shard = Shard.parse(args.shard) if args.shard else WHOLE
     methods = _methods(args.method)
     params, notes = method_params(methods, parse_params(args.param))
     for note in notes:
@@ -68,7 +78,9 @@ def _run(args: argparse.Namespace) -> int:
         raise RagscopeError("--judge needs a language model: use --backend hf or openai")
     out = _out(args)
     bench = workbench(args)
-    plan = plan_evaluation(bench, methods, _questions(args, bench.pack), params)
+    chosen = _questions(args, bench.pack)
+    questions = _shard(shard, chosen)
+    plan = plan_evaluation(bench, methods, questions, params)
     _ = bench.tools  # the model opens now: one that cannot (no --model, a bad folder) is exit 2 before any question
     # Claim --out before the first question: a taken or unwritable folder fails now, not after an hour
     # of evaluation (issue 15), and a second evaluation to the same folder finds the journal.
@@ -84,8 +96,13 @@ def _run(args: argparse.Namespace) -> int:
         judged = _judged(bench, results) if args.judge else None
         results = judged.results if judged else results
         if out:
+            card = make_run_card(pack=bench.pack, backend=bench.backend, backend_options=bench.backend_options,
+                                 embedder=bench.settings.embedder, methods=methods, params=params,
+                                 judge=args.judge, all_question_ids=[q.id for q in chosen], shard=shard,
+                                 command=command_line(args, out), started=started, finished=utc_now())
             with staged(out) as folder:
                 report = runner.write_report(folder, results, traces)
+                card.write(folder)
         else:
             report = runner.summarise(results)
     except BaseException:
@@ -97,7 +114,8 @@ def _run(args: argparse.Namespace) -> int:
         shutil.rmtree(job.journal.folder)
     print(format_tables(report))
     if out:
-        print(f"\nwrote {out / 'metrics.json'}, {out / 'results.csv'}, {out / 'traces.jsonl'}")
+        print(f"\nwrote {out / 'metrics.json'}, {out / 'results.csv'}, {out / 'traces.jsonl'}, "
+              f"{out / 'run_card.json'}")
     failures = runner.failure_summary(results)
     if failures:
         print(f"\nerror: {failures}\nThose runs stay in every metric, each scored as a miss (EM 0), and are counted "
@@ -145,6 +163,35 @@ def _questions(args: argparse.Namespace, pack: Pack) -> list[Question]:
     return questions
 
 
+def _shard(shard: Shard, questions: list[Question]) -> list[Question]:
+    """`shard`'s share of the chosen questions; a shard left with none is an error (too many shards)."""
+    mine = shard.take(questions)
+    if not mine:
+        raise RagscopeError(f"--shard {shard}: only {len(questions)} question(s) to split, so shard {shard.index} "
+                            f"has none; use at most {len(questions)} shards")
+    return mine
+
+
+# The options that decide what an evaluation asks and how (not --resume, --workers: they change neither).
+_RECORDED = (("pack", "--pack"), ("backend", "--backend"), ("model", "--model"), ("quantization", "--quantization"),
+             ("device", "--device"), ("dtype", "--dtype"), ("base_url", "--base-url"), ("method", "--method"),
+             ("type", "--type"), ("limit", "--limit"), ("shard", "--shard"), ("judge", "--judge"), ("out", "--out"))
+
+
+def command_line(args: argparse.Namespace, out: Path | None = None) -> list[str]:
+    """The eval command as parsed, options at their defaults left out, -p pairs last; never the api key."""
+    defaults = vars(COMMAND_PARSER.parse_args(["--pack", "."]))
+    words = ["python", "-m", "engine", "eval"]
+    for dest, flag in _RECORDED:
+        value = out if dest == "out" else getattr(args, dest, None)
+        if dest != "pack" and (value == defaults[dest] or value is None):
+            continue
+        words += [flag] if value is True else [flag, str(value)]
+    for pair in args.param:
+        words += ["-p", pair]
+    return words
+
+
 def _job(out: Path | None, plan: JournalPlan, *, resume: bool) -> EvaluationJob:
     """A new evaluation with its journal beside `out`, or with --resume the interrupted one, strictly
     checked against `plan`; without --out, one kept in memory only."""
@@ -176,3 +223,5 @@ def _judged(bench, results):  # noqa: ANN001, ANN202
 
 
 COMMAND = Command("eval", "evaluate methods on the pack's questions", _arguments, _run)
+COMMAND_PARSER = argparse.ArgumentParser(add_help=False)
+_arguments(COMMAND_PARSER)

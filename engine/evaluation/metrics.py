@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import re
 import string
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.knowledge.records import Pack
+from engine.knowledge.records import Pack, Question
 from engine.text import list_items
 from engine.tools.base import IDK
 from engine.trace import ErrorStep, Trace
@@ -95,10 +96,16 @@ def backend_failure(trace: Trace) -> ErrorStep | None:
     return next((s for s in trace.steps if isinstance(s, ErrorStep) and s.backend_failure), None)
 
 
+def pack_question(trace: Trace, pack: Pack) -> Question | None:
+    """The pack question the trace asked, only when it was asked on that pack: a question id alone could name
+    another pack's question."""
+    return pack.questions_by_id.get(trace.question_id) if trace.pack == pack.info.name else None
+
+
 def grade_trace(trace: Trace, pack: Pack) -> tuple[tuple[str, ...], AnswerScores | None]:
     """The gold answers and the answer's scores when the trace's question is one of `pack`'s (asked on
     that pack); ((), None) for a question of the user's own."""
-    question = pack.questions_by_id.get(trace.question_id) if trace.pack == pack.info.name else None
+    question = pack_question(trace, pack)
     if question is None:
         return (), None
     if trace.answer is None:
@@ -126,6 +133,29 @@ def average_precision(evidence: Sequence[str], supporting: Sequence[str]) -> flo
             found += 1
             total += found / rank
     return total / len(gold)
+
+
+def reciprocal_rank(evidence: Sequence[str], supporting: Sequence[str]) -> float | None:
+    """1/rank of the first supporting doc in the distinct evidence ranking, 0.0 when none was retrieved; None
+    if no gold. MRR is its mean over questions with gold (Voorhees, TREC-8 QA track, 1999), as MAP is AP's."""
+    if not supporting:
+        return None
+    gold = set(supporting)
+    return next((1 / rank for rank, doc in enumerate(dict.fromkeys(evidence), start=1) if doc in gold), 0.0)
+
+
+def ndcg_at(evidence: Sequence[str], supporting: Sequence[str], k: int) -> float | None:
+    """nDCG@k with binary relevance (Järvelin & Kekäläinen 2002, "Cumulated gain-based evaluation of IR
+    techniques"): DCG@k = Σ_{i≤k} rel_i / log2(i+1) over the distinct evidence ranking, divided by the ideal
+    IDCG@k = Σ_{i≤min(k,|gold|)} 1/log2(i+1), every supporting doc ranked first. Unlike recall@k it credits
+    a supporting doc more the higher it ranks; None if no gold."""
+    if not supporting:
+        return None
+    gold = set(supporting)
+    dcg = sum(1 / math.log2(rank + 1) for rank, doc in enumerate(list(dict.fromkeys(evidence))[:k], start=1)
+              if doc in gold)
+    ideal = sum(1 / math.log2(rank + 1) for rank in range(1, min(k, len(gold)) + 1))
+    return dcg / ideal
 
 
 def auroc(confidences: Sequence[float], right: Sequence[bool]) -> float | None:

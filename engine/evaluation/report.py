@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-COLUMNS = ("n", "failed_runs", "em", "f1", "acc", "recall@5", "recall@10", "recall@all", "map", "evidence_len",
-           "crag_score", "ece", "auroc", "rounds", "graph_triples", "latency_ms_median", "latency_ms_p90")
+# the retrieval block reads recall, then the rank-aware MAP, MRR and nDCG (engine.evaluation.metrics)
+COLUMNS = ("n", "failed_runs", "em", "f1", "acc", "recall@5", "recall@10", "recall@all", "map", "mrr", "ndcg@5",
+           "ndcg@10", "evidence_len", "crag_score", "ece", "auroc", "rounds", "graph_triples", "latency_ms_median",
+           "latency_ms_p90")
 HEADERS = {"failed_runs": "failed"}  # runs whose answer rests on a failed backend (engine.evaluation.runner)
 
 

@@ -23,7 +23,9 @@ from engine.evaluation.metrics import (
     auroc,
     average_precision,
     backend_failure,
+    ndcg_at,
     recall_at,
+    reciprocal_rank,
     score_answer,
 )
 from engine.files import write_text_atomic
@@ -69,6 +71,11 @@ class QuestionResult:
     # how many of the run's calls to a model server, vector store or other outside service failed (a tool that fell
     # back after a failed model call goes on and may fail again); 0 in journals written before issue 26
     failed_calls: int = 0
+    # reciprocal rank (MRR = its mean) and nDCG@5/@10 of the evidence ranking; None without gold, and in
+    # journals and results.csv written before issue 28
+    rr: float | None = None
+    ndcg_5: float | None = None
+    ndcg_10: float | None = None
 
 
 # A run whose backend failed measures the outage, not the method: no credit, not a hallucination of the method's.
@@ -86,6 +93,7 @@ def score_trace(trace: Trace, question: Question) -> QuestionResult:
     guess = (answer.guess if refused else text) if answer and not failure else ""
     guessed = score_answer(guess, question.answers, question.type).outcome == "correct" if guess else None
     recall = {k: recall_at(evidence, question.supporting_docs, k) for k in RECALL_KS}
+    ndcg = {k: ndcg_at(evidence, question.supporting_docs, k) for k in RECALL_KS}
     return QuestionResult(
         method=trace.method, question_id=question.id, type=question.type, question=question.question,
         gold=" | ".join(question.answers), answer=text, refused=refused, outcome=scores.outcome,
@@ -98,6 +106,7 @@ def score_trace(trace: Trace, question: Question) -> QuestionResult:
         graph_triples=sum(len(s.added_edges) for s in trace.steps if isinstance(s, GraphDeltaStep)),
         confidence=confidence, guess_correct=guessed, backend_failure=failure.message if failure else "",
         failed_calls=sum(isinstance(s, ErrorStep) and s.backend_failure for s in trace.steps),
+        rr=reciprocal_rank(evidence, question.supporting_docs), ndcg_5=ndcg[5], ndcg_10=ndcg[10],
     )
 
 
@@ -133,6 +142,9 @@ def aggregate(results: Sequence[QuestionResult]) -> dict[str, Any]:
         "recall@10": mean([r.recall_10 for r in results]),
         "recall@all": mean([r.recall_all for r in results]),
         "map": mean([r.ap for r in results]),
+        "mrr": mean([r.rr for r in results]),
+        "ndcg@5": mean([r.ndcg_5 for r in results]),
+        "ndcg@10": mean([r.ndcg_10 for r in results]),
         "evidence_len": mean([float(r.evidence_len) for r in results]),
         "latency_ms_median": round(statistics.median(latencies), 2),
         "latency_ms_p90": round(latencies[min(n - 1, int(0.9 * n))], 2),

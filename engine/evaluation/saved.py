@@ -50,8 +50,18 @@ def read_evaluation(folder: Path) -> SavedEvaluation:
         raise RagscopeError(f"{folder}: {len(missing)} result row(s) have no trace in {TRACES} "
                             f"(first: {missing[0]!r})")
     card_path = folder / RUN_CARD
-    card = json.loads(read_text(card_path)) if card_path.is_file() else None
+    card = _card(card_path) if card_path.is_file() else None
     return SavedEvaluation(folder, tuple(results), tuple(by_id[r.trace_id] for r in results), card)
+
+
+def _card(path: Path) -> dict[str, Any]:
+    try:
+        card = json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise RagscopeError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(card, dict):
+        raise RagscopeError(f"{path}: not a run card (a JSON object)")
+    return card
 
 
 def read_text(path: Path) -> str:

@@ -25,6 +25,7 @@ import numpy as np
 LOOP_REPEATS = 4      # a block of tokens written this many times in a row at the end is a loop …
 LOOP_MAX_PERIOD = 32  # … when the block is at most this many tokens long
 LOOP_MIN_TOKENS = 12  # … and the repeats span at least this many tokens (one token 4 times is no loop)
+SAMPLING_SEED = 0  # sampling above temperature 0 is seeded: the same prompt samples the same tokens (run cards)
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ def decode(model: Any, tokenizer: Any, *, input_ids: Any = None, inputs_embeds: 
     key = "input_ids" if input_ids is not None else "inputs_embeds"
     n = prompt.shape[1]
     eos = end_of_sequence_ids(model, tokenizer)
-    generator = torch.Generator(device="cpu").manual_seed(0)  # reproducible samples for step-through
+    generator = torch.Generator(device="cpu").manual_seed(SAMPLING_SEED)  # reproducible samples for step-through
     tokens: list[int] = []
     logprobs: list[float] = []
     rows: list[np.ndarray] = []

@@ -33,3 +33,8 @@ def test_a_command_is_its_name_help_arguments_and_run():
     args = build_parser([hello]).parse_args(["hello", "--name", "Ada"])
     assert args.run(args) == 3
     assert "say hello" in build_parser([hello]).format_help()
+
+
+def test_merge_evals_is_listed_right_after_eval():
+    names = _subcommands(build_parser(COMMANDS))
+    assert names.index("merge-evals") == names.index("eval") + 1

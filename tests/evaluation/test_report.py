@@ -28,3 +28,15 @@ def test_eval_reports_ece_and_reliability_bins_for_every_method(ragscope_home, t
         assert sum(b["count"] for b in diagram["bins"]) == diagram["answered"]
         assert diagram["answered"] + diagram["refused"] == parts["overall"]["n"] == 6
     assert " ece " in capsys.readouterr().out
+
+
+def test_the_table_shows_mrr_and_ndcg_beside_map_and_a_dash_for_a_report_written_before_them():
+    now = {"n": 2, "map": 0.75, "mrr": 0.5, "ndcg@5": 0.625, "ndcg@10": 0.6875}
+    before = {"n": 2, "map": 0.75}  # a metrics.json written before issue 28
+    report = {"vanilla": {"overall": now, "by_type": {}}, "ras": {"overall": before, "by_type": {}}}
+    first, second = format_tables(report).split("\n\n")
+    header, overall = first.splitlines()[1:]
+    start = header.split().index("map")
+    assert header.split()[start:start + 4] == ["map", "mrr", "ndcg@5", "ndcg@10"]
+    assert overall.split()[start:start + 4] == ["0.750", "0.500", "0.625", "0.688"]
+    assert second.splitlines()[2].split()[start:start + 4] == ["0.750", "–", "–", "–"]

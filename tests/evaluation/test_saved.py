@@ -38,3 +38,15 @@ def test_optional_and_boolean_columns_convert_and_a_bad_value_is_named():
 def test_a_folder_without_a_report_says_what_is_missing(tmp_path):
     with pytest.raises(RagscopeError, match="no results.csv"):
         read_evaluation(tmp_path)
+
+
+def test_a_damaged_run_card_is_named(ragscope_home, tmp_path):
+    out = tmp_path / "eval"
+    assert main(["eval", "--pack", str(MINI_PACK), "--method", "vanilla", "--limit", "2", "--out", str(out)]) == 0
+    assert read_evaluation(out).card["methods"] == ["vanilla"]
+    (out / "run_card.json").write_text("{not json")
+    with pytest.raises(RagscopeError, match="run_card.json: not JSON"):
+        read_evaluation(out)
+    (out / "run_card.json").write_text("[1]")
+    with pytest.raises(RagscopeError, match="not a run card"):
+        read_evaluation(out)
