@@ -30,8 +30,8 @@ from engine.disk import disk_full, is_disk_full
 from engine.errors import RagscopeError
 
 # In the order `python -m engine --help` lists them.
-COMMANDS: tuple[Command, ...] = (methods.COMMAND, ask.COMMAND, evaluate.COMMAND, compare_evals.COMMAND,
-                                 merge_evals.COMMAND, index.COMMAND, ingest.COMMAND,
+COMMANDS: tuple[Command, ...] = (methods.COMMAND, ask.COMMAND, evaluate.COMMAND, merge_evals.COMMAND,
+                                 compare_evals.COMMAND, index.COMMAND, ingest.COMMAND,
                                  *importers.COMMANDS, mine_rules.COMMAND, train_retriever.COMMAND,
                                  train_r2ag.COMMAND, export_traces.COMMAND, diff.COMMAND)
 
