@@ -30,7 +30,7 @@ def _seed(text: str) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from engine.evaluation.regression import compare_evaluations, format_comparison, saved_setting
-    from engine.evaluation.saved import read_evaluation
+    from engine.evaluation.saved import TRACES, read_evaluation
 
     before, after = read_evaluation(args.before), read_evaluation(args.after)
     comparison = compare_evaluations(before.results, after.results, seed=args.seed,
@@ -40,6 +40,10 @@ def _run(args: argparse.Namespace) -> int:
                          indent=2, ensure_ascii=False))
     else:
         print(format_comparison(comparison, str(args.before), str(args.after)))
+        if comparison.flips:  # the next question is why: the two runs of a flip, step by step
+            first = comparison.flips[0]
+            print(f"\nwhy a question flipped, step by step: python -m engine diff "
+                  f"{args.before / TRACES}#{first.trace_before} {args.after / TRACES}#{first.trace_after}")
     return 0
 
 

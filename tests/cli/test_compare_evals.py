@@ -35,8 +35,14 @@ def test_two_reports_print_the_deltas_the_flips_and_what_differs(reports, capsys
     em = next(r for r in comparison.rows if (r.scope, r.metric) == ("overall", "em"))
     assert f"overall        em        {em.before:>7.3f} {em.after:>7.3f}  {em.delta} n=6" in out
     assert "differs: vanilla k: 5 → 1" in out
+    assert "fingerprint" not in out  # both run cards name the same pack fingerprint
     for flip in comparison.flips:  # each flipped question names both its traces
         assert f"traces {flip.trace_before} → {flip.trace_after}" in out
+    hint = out.rstrip().splitlines()[-1]  # the command that diffs the first flip's two runs, and it works
+    first = comparison.flips[0]
+    diff = [f"{reports[0] / 'traces.jsonl'}#{first.trace_before}", f"{reports[1] / 'traces.jsonl'}#{first.trace_after}"]
+    assert hint.endswith(f"python -m engine diff {diff[0]} {diff[1]}")
+    assert main(["diff", *diff]) == 0 and "settings (- A, + B)" in capsys.readouterr().out
 
 
 def test_json_output_holds_every_row_and_flip(reports, capsys):
