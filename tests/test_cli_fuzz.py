@@ -29,7 +29,7 @@ QUESTION = "When was Grace Hopper born?"
 # absolute path outside it: the suite may run as root, where `--out /dev/null` is a real write.
 HOSTILE = ("", " ", "nan", "inf", "-inf", "-1", "0", "1e999", "9" * 5000, "0x10", "\udcff", "x\ud800y", ",,",
            ",", "-", "--", "日本語の質問です" * 15, "a" * 3000, "%s%n{0}", "$(id)", "../../etc/passwd",
-           "{file}/x", "{dir}", "{file}", "{empty}", "{staging}", "{pack}", "{new}",
+           "{file}/x", "{dir}", "{file}", "{empty}", "{staging}", "{pack}", "{new}", "{report}", "{traces}#9",
            "k=nan", "k=", "=3", "theta=inf", "retriever=dense-ft", "checkpoint={file}", "vanilla,nope")
 UNKNOWN_FLAGS = ("--bogus", "-x", "--pack=", "--out", "--limit", "-p", "--", "-h")
 
@@ -50,7 +50,13 @@ COMMANDS = {
     "eval": Command(("eval", "--pack", "{pack}", "--limit", "1"),
                     {"--method": ("vanilla", ",,", "nope", "vanilla,nope", " , vanilla"),
                      "--limit": ("1", "2", "-1"), "--type": ("factoid", "riddle", ","),
-                     "--out": ("{new}", "{dir}", "{file}", "{empty}"), "--judge": ()}),
+                     "--out": ("{new}", "{dir}", "{file}", "{empty}"), "--judge": (),
+                     "--shard": ("1/2", "2/2", "0/3", "3/2", "x", "1/0")}),
+    "diff": Command(("diff", "{traces}#1", "{traces}#2"), {"--json": ()}),
+    "compare-evals": Command(("compare-evals", "{report}", "{report}"),
+                             {"--json": (), "--seed": ("0", "-1", "x")}),
+    "merge-evals": Command(("merge-evals", "{report}", "--out", "{new}"),
+                           {"--partial": (), "--out": ("{new}", "{dir}", "{empty}")}),
     "index": Command(("index", "--pack", "{pack}"), {}),
     "ingest": Command(("ingest", "{file}", "--out", "{new}"),
                       {"--name": ("x", "", "../escape"), "--out": ("{new}", "{dir}", "{empty}")}),
@@ -136,11 +142,14 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[int], 
     (tmp_path / "hotpot.json").write_text('[{"qas_id": "a", "question": "Who?", "answer": "Kelvin", '
                                           '"paragraphs": [{"title": "K", "context": "Kelvin.", "is_supp": true}]}]')
     (tmp_path / "empty").mkdir()
+    report = tmp_path / "report"  # an eval --out report for compare-evals and merge-evals; its traces for diff
+    assert main(["eval", "--pack", str(pack), "--limit", "2", "--out", str(report)]) == 0
 
     def paths(case: int) -> dict[str, str]:
         return {"pack": str(pack), "staging": str(staging), "dir": str(pack), "file": str(tmp_path / "notes.md"),
                 "empty": str(tmp_path / "empty"), "hotpot": str(tmp_path / "hotpot.json"),
                 "wiki": str(DATASETS / "2wiki_dev_sample.json"), "musique": str(DATASETS / "musique_dev_sample.jsonl"),
+                "report": str(report), "traces": str(report / "traces.jsonl"),
                 "new": str(tmp_path / "out" / f"pack{case}"), "newfile": str(tmp_path / "out" / f"rules{case}.jsonl")}
     return paths
 

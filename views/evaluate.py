@@ -18,6 +18,7 @@ from components.eval_compare import render_comparison, render_flip
 from components.glossary import ECE, METRICS
 from components.reliability import render_reliability
 from components.safe import md_text
+from components.trace_diff import render_trace_diff
 from engine.app import evaluations, runs
 from engine.app.evaluations import EvaluationJob, JournalPlan, JournalSummary, Question
 from engine.errors import RagscopeError
@@ -27,7 +28,8 @@ CHARTS = {"coverage": "Answered", "acc_answered": "Accuracy over answered", "acc
 PERCENT, SCORE = st.column_config.NumberColumn(format="percent"), st.column_config.NumberColumn(format="%.2f")
 BASELINE = "vanilla"
 QUESTION_COLUMNS = ["method", "question_id", "type", "question", "gold", "answer", "outcome", "confidence", "em",
-                    "f1", "acc", "recall_5", "evidence_len", "latency_ms", "llm_calls", "tokens", "backend_failure"]
+                    "f1", "acc", "recall_5", "rr", "ndcg_10", "evidence_len", "latency_ms", "llm_calls", "tokens",
+                    "backend_failure"]
 # the answer policy's own words for its time limit, so the box here and Explore's say the same
 TIMEOUT_HELP = next(spec.help for spec in runs.POLICY_PARAMS if spec.name == "timeout_s")
 POLL_SECONDS = 0.25  # how often the progress bar follows the background evaluation
@@ -128,8 +130,9 @@ def _metrics(job: EvaluationJob) -> None:
     rows = evaluations.metric_rows(report)
     st.subheader("Metrics")
     _coverage(rows)
-    st.caption("All metrics: one row per method, overall and per question type. recall@k counts only questions "
-               "with supporting documents; evidence_len is the mean length of the evidence list.", help=METRICS)
+    st.caption("All metrics: one row per method, overall and per question type. recall@k, MAP, MRR and "
+               "nDCG@k count only questions with supporting documents; evidence_len is the mean length of the "
+               "evidence list.", help=METRICS)
     st.dataframe(rows, key="evaluate.metrics", hide_index=True, width="stretch",
                  column_config={"method": st.column_config.TextColumn(pinned=True),
                                 "scope": st.column_config.TextColumn(pinned=True),
@@ -276,7 +279,7 @@ def _described(past: JournalSummary) -> str:
 
 
 def _flipped_detail(saved: evaluations.SavedComparison, flip: evaluations.Flip) -> None:
-    """One flipped question: both answers side by side, and either run opened in Explore."""
+    """One flipped question: both answers side by side, either run opened in Explore, and the two runs' diff."""
     before, after = saved.trace(flip.trace_before), saved.trace(flip.trace_after)
     with st.container(border=True):
         render_flip(flip, method=runs.label(flip.method))
@@ -287,7 +290,8 @@ def _flipped_detail(saved: evaluations.SavedComparison, flip: evaluations.Flip) 
         if after_col.button("Open after in Explore", key="evaluate.compare.open_after",
                             icon=":material/open_in_new:", width="stretch"):
             ui_state.show_trace(after)
-        # The two runs' trace diff goes here: render_trace_diff(before, after, key="evaluate.compare.diff")
+    st.markdown("#### What changed between the two runs")
+    render_trace_diff(before, after, key="evaluate.compare.diff")
 
 
 st.header("Evaluate")

@@ -85,6 +85,8 @@ def test_a_selected_flipped_question_shows_both_answers_and_opens_either_run_in_
     assert not at.exception
     shown = " ".join(m.value for m in at.markdown)
     assert flip.answer_before.split()[0] in shown and flip.answer_after.split()[0].replace("'", "") in shown
+    assert "What changed between the two runs" in shown  # the two runs' diff, under the answers
+    assert any("kind" in d.value.columns and "what changed" in d.value.columns for d in at.dataframe)
     at = at.button(key="evaluate.compare.open_after").click().run()
     assert at.session_state[ui_state._TRACE].id == flip.trace_after
     assert at.session_state[ui_state._TRACE] == two[1].traces[[t.id for t in two[1].traces].index(flip.trace_after)]
