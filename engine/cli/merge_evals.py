@@ -6,15 +6,9 @@ backend or model, that overlap, or that lack a run card; missing shards only wit
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from engine.cli.command import Command
-from engine.errors import RagscopeError
-
-if TYPE_CHECKING:
-    from engine.evaluation.saved import SavedEvaluation
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,10 +24,11 @@ def _run(args: argparse.Namespace) -> int:
     from engine.evaluation.merge import merge_shards
     from engine.evaluation.report import format_tables
     from engine.evaluation.runner import write_report
+    from engine.evaluation.saved import read_evaluation
     from engine.knowledge.writer import check_target, staged
 
     check_target(args.out)
-    shards = [_read(folder) for folder in args.shards]
+    shards = [read_evaluation(folder) for folder in args.shards]
     merged = merge_shards(shards, partial=args.partial, out=str(args.out))
     for note in merged.notes:
         print(f"note: {note}")
@@ -45,16 +40,6 @@ def _run(args: argparse.Namespace) -> int:
     print(f"\n{merged.card.shard}{missing}: {len(merged.card.questions)} question(s) × "
           f"{len(merged.card.methods)} method(s); wrote {args.out}")
     return 0
-
-
-def _read(folder: Path) -> SavedEvaluation:
-    """A shard's report; a run_card.json that is not JSON is named like every other unreadable file."""
-    from engine.evaluation.saved import RUN_CARD, read_evaluation
-
-    try:
-        return read_evaluation(folder)
-    except json.JSONDecodeError as exc:
-        raise RagscopeError(f"{folder / RUN_CARD}: not JSON (line {exc.lineno}: {exc.msg})") from None
 
 
 COMMAND = Command("merge-evals", "join the reports of eval --shard I/N into one", _arguments, _run)

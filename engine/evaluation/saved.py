@@ -58,7 +58,7 @@ def _card(path: Path) -> dict[str, Any]:
     try:
         card = json.loads(read_text(path))
     except json.JSONDecodeError as exc:
-        raise RagscopeError(f"{path}: not JSON ({exc})") from None
+        raise RagscopeError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})") from None
     if not isinstance(card, dict):
         raise RagscopeError(f"{path}: not a run card (a JSON object)")
     return card
