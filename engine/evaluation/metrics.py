@@ -54,6 +54,14 @@ class AnswerScores:
     outcome: str  # correct | missing | hallucinated (CRAG)
 
 
+_CRAG_SCORE = {"correct": 1.0, "missing": 0.0, "hallucinated": -1.0}
+
+
+def crag_score(outcome: str) -> float:
+    """One answer's CRAG score: +1 correct, 0 missing (a refusal), −1 hallucinated; its mean is the CRAG score."""
+    return _CRAG_SCORE.get(outcome, 0.0)
+
+
 def set_scores(answer: str, golds: Sequence[str]) -> tuple[float, float]:
     """(set F1, recall) of a listed answer against a set question's gold items.
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from engine.evaluation.bootstrap import Interval, paired_difference
 from engine.evaluation.compare import OVERALL
+from engine.evaluation.metrics import crag_score
 from engine.evaluation.runner import QuestionResult
 from engine.evaluation.saved import SavedEvaluation
 from engine.knowledge.records import QUESTION_TYPES
@@ -22,7 +23,6 @@ from engine.trace import Trace
 # Per-question scores compared, in the order they are shown. rr and ndcg_10 are read only when the results
 # carry them (QuestionResult fields added in issue 28); a metric a result lacks or holds None for is skipped.
 METRICS = ("em", "f1", "acc", "crag", "coverage", "recall_5", "ap", "rr", "ndcg_10")
-CRAG = {"correct": 1.0, "hallucinated": -1.0}  # CRAG's per-question score; "missing" (a refusal) is 0
 FIXED, BROKEN, NOW_REFUSES, NOW_ANSWERS = "fixed", "broken", "now refuses", "now answers"
 PairKey = tuple[str, str]  # (method, question id)
 
@@ -30,7 +30,7 @@ PairKey = tuple[str, str]  # (method, question id)
 def metric_value(result: QuestionResult, metric: str) -> float | None:
     """One question's score on `metric`; None when it has none (no gold documents, a field it lacks)."""
     if metric == "crag":
-        return CRAG.get(result.outcome, 0.0)
+        return crag_score(result.outcome)
     if metric == "coverage":
         return 0.0 if result.refused else 1.0
     value = getattr(result, metric, None)

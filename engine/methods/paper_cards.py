@@ -125,7 +125,9 @@ def question_scores(results: Sequence[Any], metric: str) -> list[float]:
     """Each result's score in `metric` (QuestionResults of one method): em, f1, acc as scored; crag is the CRAG
     per-answer score, +1 correct, −1 hallucinated, 0 missing (its mean is the CRAG score)."""
     if metric == "crag":
-        return [{"correct": 1.0, "hallucinated": -1.0}.get(r.outcome, 0.0) for r in results]
+        from engine.evaluation.metrics import crag_score
+
+        return [crag_score(r.outcome) for r in results]
     if metric not in METRICS:
         raise RagscopeError(f"metric {metric!r}; one of {', '.join(METRICS)}")
     return [float(getattr(r, metric)) for r in results]
