@@ -144,9 +144,15 @@ def _metrics(job: EvaluationJob) -> None:
     for tab, metric in zip(st.tabs(list(CHARTS.values())), CHARTS):
         with tab:
             st.plotly_chart(_bar_chart(rows, metric), key=f"evaluate.chart.{metric}", width="stretch")
-    st.download_button("Download metrics JSON", json.dumps(report, indent=2), file_name="metrics.json",
-                       mime="application/json", key="evaluate.download_metrics", on_click="ignore",
-                       icon=":material/download:")
+    with st.container(horizontal=True):
+        st.download_button("Download metrics JSON", json.dumps(report, indent=2), file_name="metrics.json",
+                           mime="application/json", key="evaluate.download_metrics", on_click="ignore",
+                           icon=":material/download:")
+        st.download_button("Download run card", lambda: job.run_card(_workbench_for(job.plan)),
+                           file_name="run_card.json", mime="application/json", key="evaluate.download_card",
+                           on_click="ignore", icon=":material/badge:",
+                           help="What produced these figures, as `eval --out` writes it: ragscope version, pack "
+                                "fingerprint, methods with every parameter, backend and model, seed, questions")
 
 
 def _calibration(job: EvaluationJob) -> None:

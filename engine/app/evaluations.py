@@ -220,6 +220,24 @@ class EvaluationJob:
     def reliability(self) -> dict[str, Reliability]:
         return reliability_by_method(self.results)
 
+    def run_card(self, workbench: Workbench) -> str:
+        """The run_card.json `eval --out` would write for this plan (engine.evaluation.run_card), so a table
+        downloaded from the page can be traced to what produced it too. `workbench` is the one the plan is asked on;
+        the card keeps the plan's pack fingerprint (what was asked), whatever the pack holds now."""
+        from engine.evaluation.run_card import make_run_card
+
+        plan, params = self._plan, {}
+        for method, name, value in plan.params:
+            params.setdefault(method, {})[name] = value
+        traces = self.traces
+        started = min((t.started for t in traces if t.started), default="")
+        finished = max((_ended(t) for t in traces if t.started), default="")
+        card = make_run_card(pack=workbench.pack, backend=plan.backend, backend_options=dict(plan.options),
+                             embedder=workbench.settings.embedder, methods=self.methods, params=params, judge=False,
+                             all_question_ids=list(dict.fromkeys(question for question, _ in plan.steps)),
+                             started=started, finished=finished)
+        return replace(card, pack_fingerprint=plan.fingerprint or card.pack_fingerprint).to_json()
+
     # ---- going on with it ----------------------------------------------------------------------------
 
     def check(self, wanted: JournalPlan, hint: str) -> None:
@@ -467,3 +485,11 @@ def _setting(plan: JournalPlan, traces: Sequence[Trace]) -> Setting:
 def shared(root: Path) -> Evaluations:
     """The one `Evaluations` of `root` in this process, shared by every browser session."""
     return Evaluations(root)
+
+
+def _ended(trace: Trace) -> str:
+    """When a run ended (its start plus its latency), as the run card's UTC times are written."""
+    from datetime import datetime, timedelta
+
+    ended = datetime.fromisoformat(trace.started) + timedelta(milliseconds=trace.totals.latency_ms)
+    return ended.isoformat(timespec="seconds")

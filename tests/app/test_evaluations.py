@@ -132,6 +132,12 @@ def test_the_page_and_the_cli_report_the_same_metrics_for_the_same_plan(ragscope
     assert page.wait(120) and page.finished and not page.error
     cli_metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     assert timeless(json.loads(json.dumps(page.report()))) == timeless(cli_metrics)
+    # The page's run card says what the CLI's says, but for how it was started and when (and the CLI's option
+    # defaults, --device auto and the like, which this test's bare workbench does not have).
+    when = {"command", "started", "finished", "libraries", "pack_path", "backend_options"}
+    page_card, cli_card = json.loads(page.run_card(bench)), json.loads((out / "run_card.json").read_text())
+    assert {k: v for k, v in page_card.items() if k not in when} == {k: v for k, v in cli_card.items() if k not in when}
+    assert page_card["started"] <= page_card["finished"] and page_card["command"] == []
 
 
 def test_the_form_of_a_running_evaluation_shows_the_choices_that_planned_it(mini_workbench, mini_pack):

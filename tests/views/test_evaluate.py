@@ -110,7 +110,7 @@ def test_running_shows_one_row_per_method_and_question_and_offers_downloads(eval
     assert len(rows) == MINI_QUESTIONS * len(method_ids())
     assert set(rows["question_id"]) == {f"mq{i}" for i in range(1, 7)}
     keys = {b.key for b in evaluated.download_button}
-    assert keys == {"evaluate.download_metrics", "evaluate.download_csv"}
+    assert keys == {"evaluate.download_metrics", "evaluate.download_card", "evaluate.download_csv"}
     assert evaluated.button(key="evaluate.stop").disabled  # the run is over
     assert not evaluated.button(key="evaluate.run").disabled
 
