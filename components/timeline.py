@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import streamlit as st
 
 
@@ -9,14 +11,14 @@ def round_label(iteration: int) -> str:
     return "set-up" if iteration == 0 else f"round {iteration}"
 
 
-def _step(key: str, iterations: list[int], delta: int) -> None:
+def _step(key: str, iterations: Sequence[int], delta: int) -> None:
     """Button callback: runs before the script, so every widget below sees the new round."""
     position = iterations.index(st.session_state[key])
     st.session_state[key] = iterations[max(0, min(len(iterations) - 1, position + delta))]
     st.session_state[f"{key}.playing"] = False
 
 
-def _toggle_play(key: str, iterations: list[int]) -> None:
+def _toggle_play(key: str, iterations: Sequence[int]) -> None:
     playing = not st.session_state.get(f"{key}.playing", False)
     st.session_state[f"{key}.playing"] = playing
     if playing:
@@ -29,7 +31,7 @@ def show_round(iteration: int, *, key: str, trace_id: str) -> None:
     st.session_state[f"{key}.trace"] = trace_id
 
 
-def pick_round(iterations: list[int], *, key: str, trace_id: str = "", playable: bool = True) -> tuple[int, bool]:
+def pick_round(iterations: Sequence[int], *, key: str, trace_id: str = "", playable: bool = True) -> tuple[int, bool]:
     """Returns (chosen iteration, playing). The choice lives in session state under `key`.
 
     A new trace (another `trace_id`) opens on its last round, the answer (first when playing), not
@@ -62,7 +64,7 @@ def pick_round(iterations: list[int], *, key: str, trace_id: str = "", playable:
     return st.session_state[key], playing
 
 
-def advance(iterations: list[int], *, key: str) -> bool:
+def advance(iterations: Sequence[int], *, key: str) -> bool:
     """Move a playing timeline one round on; False (and stop playing) at the end."""
     position = iterations.index(st.session_state[key])
     if position + 1 >= len(iterations):

@@ -11,6 +11,7 @@ from components.retrieval import render_retrieval
 from components.steps import render_step
 from components.timeline import advance, pick_round, round_label
 from engine.trace import AnswerStep, AttentionStep, RetrievalStep, Step, Trace
+from engine.trace_graph import rounds_of
 
 PLAY_SECONDS = 1.5
 
@@ -58,11 +59,6 @@ def render_trace(trace: Trace, *, key: str, gold: frozenset[str] = frozenset()) 
         time.sleep(PLAY_SECONDS)
         advance(iterations, key=f"{key}.round")
         st.rerun()  # also at the end, so the button reads Play again
-
-
-def rounds_of(trace: Trace) -> list[int]:
-    """The iterations a trace's timeline steps through, in order."""
-    return sorted({s.iteration for s in trace.steps}) or [0]
 
 
 def _compared_groups(steps: Sequence[Step]) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from engine.codec import from_jsonable, loads_bounded, to_jsonable
 from engine.errors import RagscopeError
-from engine.params import AnswerPolicy
+from engine.params import AnswerPolicy, split_policy
 from engine.text import content_words
 
 SCHEMA_VERSION = 1
@@ -352,6 +352,13 @@ class Trace:
     @property
     def iterations(self) -> int:
         return max((s.iteration for s in self.steps), default=0)
+
+    def settings(self) -> dict[str, Any]:
+        """The method parameters and answer policy the run was asked with, in one dict (the boxes a page refills,
+        the line it shows, what a diff compares); a trace saved before issue 24 kept its policy among its params."""
+        params, named = split_policy(self.params)
+        policy = self.policy or named
+        return {**params, **(to_jsonable(policy) if policy is not None else {})}
 
     def with_steps(self, steps: tuple[Step, ...], latency_ms: float) -> Trace:
         """A finished copy whose totals are summed from its steps."""

@@ -142,7 +142,7 @@ def _method_column(trace: Trace) -> None:
     st.markdown(f"**{totals.latency_ms:,.0f} ms** latency · **{totals.llm_calls}** LLM calls · "
                 f"**{totals.tokens_in + totals.tokens_out:,}** tokens")
     with st.expander("Parameters used"):
-        st.json(runs.recorded_settings(trace), expanded=True)
+        st.json(trace.settings(), expanded=True)
     if st.button("Open in Explore", key=f"{key}.open", icon=":material/explore:"):
         ui_state.show_trace(trace)
 

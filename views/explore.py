@@ -65,7 +65,7 @@ def _follow_opened_trace() -> None:
     if opened.method in runs.method_choices():
         st.session_state[ui_state.EXPLORE_METHOD] = opened.method
         specs = (*runs.method_info(opened.method).params, *runs.POLICY_PARAMS)
-        st.session_state.update(widget_values(specs, runs.recorded_settings(opened),
+        st.session_state.update(widget_values(specs, opened.settings(),
                                               key=f"explore.params.{opened.method}"))
 
 
@@ -137,7 +137,7 @@ def _saved(run: Run) -> bool:
 
 def _summary(trace: Trace) -> None:
     """The result's header: method, backend, cost, the question asked, and how to come back to it."""
-    asked = _params_line(runs.recorded_settings(trace))
+    asked = _params_line(trace.settings())
     st.markdown(md_text(f"{runs.label(trace.method)} · {trace.backend} · {trace.totals.latency_ms:.0f} ms · "
                         f"{trace.totals.llm_calls} LLM calls · question: {trace.question}"))
     if ui_state.run_store().has(trace.id):  # saved: a reload or a shared link opens it

@@ -14,7 +14,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -229,9 +229,9 @@ class EvaluationJob:
         plan, params = self._plan, {}
         for method, name, value in plan.params:
             params.setdefault(method, {})[name] = value
-        traces = self.traces
-        started = min((t.started for t in traces if t.started), default="")
-        finished = max((_ended(t) for t in traces if t.started), default="")
+        spans = [(began, began + t.totals.latency_ms / 1000) for t in self.traces if (began := _began(t)) is not None]
+        started = _utc(min(start for start, _ in spans)) if spans else ""
+        finished = _utc(max(end for _, end in spans)) if spans else ""
         card = make_run_card(pack=workbench.pack, backend=plan.backend, backend_options=dict(plan.options),
                              embedder=workbench.settings.embedder, methods=self.methods, params=params, judge=False,
                              all_question_ids=list(dict.fromkeys(question for question, _ in plan.steps)),
@@ -487,9 +487,6 @@ def shared(root: Path) -> Evaluations:
     return Evaluations(root)
 
 
-def _ended(trace: Trace) -> str:
-    """When a run ended (its start plus its latency), as the run card's UTC times are written."""
-    from datetime import datetime, timedelta
-
-    ended = datetime.fromisoformat(trace.started) + timedelta(milliseconds=trace.totals.latency_ms)
-    return ended.isoformat(timespec="seconds")
+def _utc(timestamp: float) -> str:
+    """A time as the run card writes times (engine.evaluation.run_card.utc_now)."""
+    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds")

@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from engine.codec import to_jsonable
 from engine.errors import RagscopeError, UnknownNameError
 from engine.evaluation.compare import answer_evidence, shared_evidence, trace_overlap
 from engine.evaluation.metrics import AnswerScores, backend_failure, grade_trace, pack_question
@@ -21,7 +20,7 @@ from engine.knowledge.records import Pack
 from engine.live import Partial
 from engine.methods.base import METHODS, method_ids
 from engine.methods.plugins import load_plugins
-from engine.params import AnswerPolicy, ParamSpec, build_params, param_specs, split_policy
+from engine.params import AnswerPolicy, ParamSpec, build_params, param_specs
 from engine.retrieval.user import user_retrievers
 from engine.runner import Run, Workbench
 from engine.runs import RunStore, RunSummary
@@ -36,7 +35,7 @@ __all__ = [
     "POLICY_PARAMS", "AnswerPolicy", "AnswerScores", "LiveRuns", "MethodInfo", "Partial", "Run", "RunStore",
     "RunSummary", "Tour", "Warmup", "Workbench", "answer_evidence", "answer_policy", "backend_failure", "finish",
     "grade", "label", "method_choices", "method_info", "new_tour", "open_store", "open_workbench", "pack_question_id",
-    "plugin_problems", "prepare", "recorded_settings", "replay", "shared_evidence", "start", "trace_overlap",
+    "plugin_problems", "prepare", "replay", "shared_evidence", "start", "trace_overlap",
     "warm_up",
 ]
 
@@ -88,14 +87,6 @@ POLICY_PARAMS: tuple[ParamSpec, ...] = param_specs(AnswerPolicy)  # the run's op
 def answer_policy(values: Mapping[str, Any]) -> AnswerPolicy:
     """The run's answer policy from its inputs (built from POLICY_PARAMS); RagscopeError when one is out of bounds."""
     return build_params(AnswerPolicy, dict(values))
-
-
-def recorded_settings(trace: Trace) -> dict[str, Any]:
-    """The method parameters and answer policy a run was asked with, in one dict (the boxes a page refills,
-    the line it shows); a trace saved before issue 24 kept its policy among its params."""
-    params, named = split_policy(trace.params)
-    policy = trace.policy or named
-    return {**params, **(to_jsonable(policy) if policy is not None else {})}
 
 
 def plugin_problems() -> tuple[str, ...]:

@@ -190,11 +190,7 @@ def saved_setting(saved: SavedEvaluation) -> Setting:
 
 def card_fingerprint(card: Mapping[str, Any] | None) -> str:
     """The pack fingerprint a run card holds ("" when none: a report written before run cards)."""
-    if not card:
-        return ""
-    pack = card.get("pack")
-    found = pack.get("fingerprint") if isinstance(pack, Mapping) else card.get("pack_fingerprint")
-    return str(found or card.get("fingerprint") or "")
+    return str((card or {}).get("pack_fingerprint") or "")
 
 
 def _shown(value: Any) -> str:

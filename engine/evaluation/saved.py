@@ -32,9 +32,6 @@ class SavedEvaluation:
     traces: tuple[Trace, ...]  # in the results' order: traces[i] is results[i]'s run
     card: dict[str, Any] | None  # run_card.json; None for a report written before run cards
 
-    def trace_of(self, result: QuestionResult) -> Trace:
-        return self.traces[self.results.index(result)]
-
 
 def read_evaluation(folder: Path) -> SavedEvaluation:
     """The report in `folder`; a RagscopeError says what is missing or unreadable there."""

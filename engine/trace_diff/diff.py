@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from engine.app.runs import recorded_settings
 from engine.codec import to_jsonable
 from engine.errors import RagscopeError
 from engine.trace import GraphDeltaStep, RetrievalStep, Step, Trace
@@ -53,7 +52,7 @@ def _asked_with(trace: Trace) -> dict[str, Any]:
     """What the run was asked with; an edited or imported trace whose policy values no longer check is shown as
     saved rather than refused — a diff is for looking, not for running."""
     try:
-        return recorded_settings(trace)
+        return trace.settings()
     except RagscopeError:
         return {**trace.params, **(to_jsonable(trace.policy) if trace.policy is not None else {})}
 

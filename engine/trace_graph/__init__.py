@@ -5,7 +5,7 @@ Pure functions of a saved trace, like the trace's own properties: the UI's compo
 (tests/test_ui_imports.py), as they import engine.trace, where everything behind engine/app stays out of reach.
 """
 
-from engine.trace_graph.export import file_name, graph_bytes
+from engine.trace_graph.export import file_name, graph_bytes, rounds_of
 from engine.trace_graph.fold import (
     EdgeKey,
     GraphView,
@@ -19,4 +19,4 @@ from engine.trace_graph.fold import (
 )
 
 __all__ = ["EdgeKey", "GraphView", "Skeleton", "ViewEdge", "ViewNode", "edge_key", "file_name", "graph_at",
-           "graph_bytes", "graph_deltas", "skeleton_of"]
+           "graph_bytes", "graph_deltas", "rounds_of", "skeleton_of"]

@@ -57,11 +57,10 @@ def _traced(params: dict, policy: AnswerPolicy | None) -> Trace:
     return head.with_steps((AnswerStep(text="a"),), 1.0)
 
 
-def test_recorded_settings_join_params_and_policy_also_for_a_trace_saved_before_the_policy():
-    assert runs.recorded_settings(_traced({"k": 3}, AnswerPolicy(0.2))) == {"k": 3, "min_confidence": 0.2,
-                                                                             "timeout_s": None}
-    assert runs.recorded_settings(_traced({"k": 3, "min_confidence": 0.1}, None)) == {"k": 3, "min_confidence": 0.1,
-                                                                                     "timeout_s": None}
+def test_a_traces_settings_join_params_and_policy_also_for_a_trace_saved_before_the_policy():
+    assert _traced({"k": 3}, AnswerPolicy(0.2)).settings() == {"k": 3, "min_confidence": 0.2, "timeout_s": None}
+    assert _traced({"k": 3, "min_confidence": 0.1}, None).settings() == {"k": 3, "min_confidence": 0.1,
+                                                                         "timeout_s": None}
 
 
 def test_a_replayed_file_that_is_not_a_trace_names_the_file():

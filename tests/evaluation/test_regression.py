@@ -175,7 +175,6 @@ def test_backend_options_are_compared_without_the_model_or_an_api_key():
 
 def test_a_run_cards_fingerprint_is_read_wherever_it_is_kept():
     assert card_fingerprint(None) == "" and card_fingerprint({}) == ""
-    assert card_fingerprint({"pack": {"name": "mini", "fingerprint": "abc"}}) == "abc"
     assert card_fingerprint({"pack": "mini", "pack_fingerprint": "def"}) == "def"  # eval's run_card.json
 
 
