@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from engine.trace import (
     AnswerStep,
+    AttentionStep,
     DecisionStep,
     Edge,
     GraphDeltaStep,
@@ -161,6 +162,16 @@ def test_other_kinds_compare_by_payload_and_a_query_change_is_shown():
     call = _call(1.0)
     assert diff_traces(one(call), one(replace(call, output="other", tokens_out=5))).steps[0].changes == \
         ("prompt same, output changed", "tokens in/out: A 10/2, B 10/5")
+
+
+def test_an_untitled_attention_map_is_named_by_its_map_and_an_untitled_step_stays_a_step():
+    # A model's call maps carry a name but no title (a real hf run's RAS trace has ten of them).
+    attention = AttentionStep(iteration=1, name="planner: layer × segment", matrix=((1.0,),), x_labels=("q",),
+                              y_labels=("L0",))
+    pair, decision = diff_traces(_trace("run-1", {}, (attention,), 1.0),
+                                 _trace("run-2", {}, (attention, DecisionStep(iteration=1, action="a")), 1.0)).steps
+    assert (pair.title_a, pair.title_b) == ("planner: layer × segment", "planner: layer × segment")
+    assert (decision.title_a, decision.title_b, decision.side) == (None, "", "B")
 
 
 def test_a_kind_only_b_has_is_placed_after_the_kind_it_follows_in_b():

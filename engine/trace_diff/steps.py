@@ -13,6 +13,7 @@ from typing import Any
 
 from engine.trace import (
     AnswerStep,
+    AttentionStep,
     DecisionStep,
     ErrorStep,
     GraphDeltaStep,
@@ -39,9 +40,16 @@ def align_steps(steps_a: Sequence[Step], steps_b: Sequence[Step]) -> tuple[StepP
             for n in range(max(len(side_a), len(side_b))):
                 step_a = side_a[n] if n < len(side_a) else None
                 step_b = side_b[n] if n < len(side_b) else None
-                pairs.append(StepPair(iteration, kind, n + 1, step_a and step_a.title, step_b and step_b.title,
+                pairs.append(StepPair(iteration, kind, n + 1, _label(step_a), _label(step_b),
                                       _step_changes(step_a, step_b)))
     return tuple(pairs)
+
+
+def _label(step: Step | None) -> str | None:
+    """What a step is called; an attention map without a title (a model's call maps) by its name."""
+    if step is None:
+        return None
+    return step.title or (step.name if isinstance(step, AttentionStep) else "")
 
 
 def _merged(order_a: list[str], order_b: list[str]) -> list[str]:
